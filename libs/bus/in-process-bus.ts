@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { eventSubjectOf, subjectOf } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import type { Logger } from 'pino';
+import { createLimiter, decodeReply, dispatch } from './dispatch.js';
+import type { BoundHandler, Bus } from './types.js';
+
+interface Server {
+  bound: BoundHandler;
+  run: <T>(task: () => Promise<T>) => Promise<T>;
+  log: Logger;
+}
+
+/**
+ * The all-in-one mode's bus: the same contracts and envelopes as NATS, with messages passed as JSON text
+ * inside the process, so a handler sees exactly what it would see over the wire.
+ */
+export function createInProcessBus(options: { prefix?: string; timeoutMs: number }): Bus {
+  const prefix = options.prefix ?? 'aa';
+  const servers = new Map<string, Server[]>();
+  const listeners = new Map<string, Set<(payload: unknown) => void>>();
+  let turn = 0;
+
+  return {
+    kind: 'in-process',
+    async request(endpoint, payload, opts = {}) {
+      const pool = servers.get(subjectOf(prefix, endpoint));
+      if (!pool?.length) throw errors.unavailable(`The ${endpoint.service} service is not available`);
+      const server = pool[turn++ % pool.length]!;
+      const reply = await server.run(() => dispatch(server.bound, JSON.stringify(payload), opts.requestId ?? randomUUID(), server.log));
+      return decodeReply(endpoint, JSON.stringify(reply));
+    },
+    async serve(spec) {
+      const limiter = createLimiter(spec.concurrency);
+      const mine: Array<[string, Server]> = spec.handlers.map((bound) => [subjectOf(prefix, bound.endpoint), { bound, run: limiter.run, log: spec.log }]);
+      for (const [subject, server] of mine) servers.set(subject, [...(servers.get(subject) ?? []), server]);
+      return {
+        async stop() {
+          for (const [subject, server] of mine) servers.set(subject, (servers.get(subject) ?? []).filter((s) => s !== server));
+          await limiter.drained();
+        },
+      };
+    },
+    publish(event, payload) {
+      const parsed = event.payload.parse(JSON.parse(JSON.stringify(payload)));
+      for (const listener of listeners.get(eventSubjectOf(prefix, event)) ?? []) queueMicrotask(() => listener(parsed));
+    },
+    subscribe(event, listener) {
+      const subject = eventSubjectOf(prefix, event);
+      const set = listeners.get(subject) ?? new Set();
+      listeners.set(subject, set);
+      const wrapped = listener as (payload: unknown) => void;
+      set.add(wrapped);
+      return () => set.delete(wrapped);
+    },
+    async close() {
+      servers.clear();
+      listeners.clear();
+    },
+  };
+}

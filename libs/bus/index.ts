@@ -1,0 +1,4 @@
+export type { Bus, BoundHandler, Handler, RequestContext, RequestOptions, ServiceSpec, ServedService } from './types.js';
+export { handle } from './dispatch.js';
+export { connectNatsBus } from './nats-bus.js';
+export { createInProcessBus } from './in-process-bus.js';

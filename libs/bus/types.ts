@@ -1,0 +1,48 @@
+import type { z } from 'zod';
+import type { EndpointDef, EventDef } from '@agent-auth/contracts';
+import type { Logger } from 'pino';
+
+export interface RequestContext {
+  requestId: string;
+  log: Logger;
+}
+
+export type Handler<E extends EndpointDef> = (request: z.output<E['request']>, ctx: RequestContext) => Promise<z.input<E['response']>>;
+
+/** An endpoint paired with the function that serves it. */
+export interface BoundHandler {
+  endpoint: EndpointDef;
+  handler: (request: unknown, ctx: RequestContext) => Promise<unknown>;
+}
+
+export interface ServiceSpec {
+  /** Service name; also the queue group, so replicas share the load. */
+  name: string;
+  version: string;
+  description: string;
+  handlers: BoundHandler[];
+  /** Most messages handled at once by this process (the micro API does not await handlers). */
+  concurrency: number;
+  log: Logger;
+}
+
+export interface ServedService {
+  /** Stops taking new messages and waits for the ones in flight. */
+  stop(): Promise<void>;
+}
+
+export interface RequestOptions {
+  requestId?: string;
+  timeoutMs?: number;
+}
+
+/** Request-reply and broadcast between services, over NATS or inside one process, with the same contracts. */
+export interface Bus {
+  readonly kind: 'nats' | 'in-process';
+  request<E extends EndpointDef>(endpoint: E, payload: z.input<E['request']>, options?: RequestOptions): Promise<z.output<E['response']>>;
+  serve(spec: ServiceSpec): Promise<ServedService>;
+  publish<P extends z.ZodType>(event: EventDef<P>, payload: z.input<P>): void;
+  subscribe<P extends z.ZodType>(event: EventDef<P>, listener: (payload: z.output<P>) => void): () => void;
+  /** Drains subscriptions and closes the connection. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { errors } from '@agent-auth/errors';
+
+const commaList = z
+  .string()
+  .default('')
+  .transform((s) => s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean));
+
+const flag = (byDefault: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? byDefault : v === 'true' || v === '1' || v === 'yes'));
+
+/** Every setting of every process, read from the environment; README.md has the table. */
+export const ConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().url().optional(),
+  NATS_URL: z.string().optional(),
+  DATA_DIR: z.string().default('./.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('aa'),
+  BUS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  BUS_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(128),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  ACTIONS_KEYS: z.string().optional(),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  ALLOW_INSECURE_HOSTS: commaList,
+  DEMO_ACCOUNT: flag(true),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Parses and validates the environment; a bad value stops start-up with a message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = ConfigSchema.safeParse(cleaned);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  return result.data;
+}
+
+/** Returns a setting that this process cannot run without, or fails start-up naming it. */
+export function requireSetting<K extends keyof Config>(config: Config, key: K, why: string): NonNullable<Config[K]> {
+  const value = config[key];
+  if (value === undefined || value === null || value === '') throw new Error(`${String(key)} must be set: ${why}`);
+  return value as NonNullable<Config[K]>;
+}
+
+/** True when a host (name or IP literal) is exempt from the https and private-address rules, for local development. */
+export function isInsecureHostAllowed(config: Pick<Config, 'ALLOW_INSECURE_HOSTS'>, host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return config.ALLOW_INSECURE_HOSTS.includes(bare);
+}
+
+/** Checks a callback URL: https, or http only to a configured development host. */
+export function checkCallbackUrl(config: Pick<Config, 'ALLOW_INSECURE_HOSTS'>, url: string): void {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'https:') return;
+  if (isInsecureHostAllowed(config, parsed.hostname)) return;
+  throw errors.badRequest('callback_url: must be an https URL');
+}

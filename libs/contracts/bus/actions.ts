@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { defineEndpoint } from './envelope.js';
+import {
+  ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList,
+} from '../http/actions.js';
+import { AccountCreated, AgentCreated, AgentList, CreateAgentBody, CreateDeviceBody, DeviceCreated } from '../http/identities.js';
+
+/** Who an authenticated agent is; attached by the gateway to every agent message. */
+export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
+export type AgentPrincipal = z.infer<typeof AgentPrincipal>;
+
+/** Who an authenticated device is; device_ref is a non-secret handle (never the device id itself). */
+export const DevicePrincipal = z.object({ account_id: z.string(), device_ref: z.string() });
+export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
+
+const Empty = z.object({}).loose();
+const ById = z.string().min(1).max(100);
+
+/** The actions service's message catalog. */
+export const actionsEndpoints = {
+  health: defineEndpoint('actions', 'health', Empty, z.object({ ok: z.literal(true) })),
+  authenticateAgent: defineEndpoint('actions', 'authenticate_agent', z.object({ api_key: z.string().max(200) }), AgentPrincipal),
+  authenticateDevice: defineEndpoint('actions', 'authenticate_device', z.object({ device_id: z.string().max(200) }), DevicePrincipal),
+  createAccount: defineEndpoint('actions', 'create_account', z.object({ body: CreateDeviceBody }), AccountCreated),
+  createDevice: defineEndpoint('actions', 'create_device', z.object({ device: DevicePrincipal, body: CreateDeviceBody }), DeviceCreated),
+  createAgent: defineEndpoint('actions', 'create_agent', z.object({ device: DevicePrincipal, body: CreateAgentBody }), AgentCreated),
+  listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
+  deleteAgent: defineEndpoint('actions', 'delete_agent', z.object({ device: DevicePrincipal, agent_id: ById }), Deleted),
+  create: defineEndpoint('actions', 'create', z.object({ agent: AgentPrincipal, body: CreateActionBody }), ActionView),
+  get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
+  list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),
+  pending: defineEndpoint('actions', 'pending', z.object({ device: DevicePrincipal }), PendingList),
+  approve: defineEndpoint('actions', 'approve', z.object({ device: DevicePrincipal, id: ById, body: ApproveBody }), ActionView),
+  deny: defineEndpoint('actions', 'deny', z.object({ device: DevicePrincipal, id: ById, body: DenyBody }), ActionView),
+} as const;

@@ -1,0 +1,8 @@
+import { z } from 'zod';
+import { defineEvent } from './envelope.js';
+
+/** Broadcast when an agent key or a device is revoked, so every gateway drops it from its auth cache at once. */
+export const identityRevoked = defineEvent(
+  'identity_revoked',
+  z.object({ agent_id: z.string().optional(), device_ref: z.string().optional() }),
+);

@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
+
+export const fieldLimits = {
+  title: 200,
+  description: 2000,
+  recipient: 500,
+  metadataKeys: 20,
+  metadataBytes: 8192,
+  denyReason: 500,
+  callbackUrl: 2048,
+  maxAmount: 1_000_000_000,
+  listLimitMax: 200,
+  listLimitDefault: 50,
+} as const;
+
+const knownCurrencies = new Set(Intl.supportedValuesOf('currency'));
+
+export const Currency = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 code')
+  .transform((c) => c.toUpperCase())
+  .refine((c) => knownCurrencies.has(c), 'is not an ISO 4217 currency code');
+
+export const Metadata = z
+  .record(z.string().max(200), z.unknown())
+  .refine((m) => Object.keys(m).length <= fieldLimits.metadataKeys, `must have at most ${fieldLimits.metadataKeys} keys`)
+  .refine(
+    (m) => Buffer.byteLength(JSON.stringify(m)) <= fieldLimits.metadataBytes,
+    `must serialize to at most ${fieldLimits.metadataBytes} bytes of JSON`,
+  );
+
+export const HttpUrl = z
+  .string()
+  .max(fieldLimits.callbackUrl)
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an absolute http(s) URL');
+
+/** Body of POST /actions (SPEC 2.1, 8.2). Null stands for "not given" so clients may send explicit nulls. */
+export const CreateActionBody = z.object({
+  action_type: ActionType,
+  title: z.string().trim().min(1, 'must not be empty').max(fieldLimits.title),
+  description: z.string().max(fieldLimits.description).nullish(),
+  risk_level: RiskLevel.nullish().transform((r) => r ?? 'medium'),
+  reversible: z.boolean().nullish().transform((r) => r ?? true),
+  amount: z.number().positive('must be positive').max(fieldLimits.maxAmount).nullish(),
+  currency: Currency.nullish().transform((c) => c ?? 'USD'),
+  recipient: z.string().max(fieldLimits.recipient).nullish(),
+  metadata: Metadata.nullish(),
+  expires_in_seconds: z.number().int().min(30).max(3600).nullish().transform((e) => e ?? 300),
+  callback_url: HttpUrl.nullish(),
+});
+export type CreateActionBody = z.infer<typeof CreateActionBody>;
+
+/** The metadata keys that turn an action into a vault execution request (SPEC 2.1). */
+export const VaultExecutionMetadata = z.object({
+  vault_execute: z.literal(true),
+  service_name: z.string().min(1).max(200),
+  method: z.string().regex(/^[A-Za-z]+$/, 'must be an HTTP method').max(10),
+  url: HttpUrl,
+  headers: z.record(z.string(), z.string()).nullish(),
+  body: z.string().nullish(),
+});
+export type VaultExecutionMetadata = z.infer<typeof VaultExecutionMetadata>;
+
+export const SpendingLimitExceeded = z.object({
+  period: z.string(),
+  limit: z.number(),
+  spent: z.number(),
+  requested: z.number(),
+});
+
+/** The full action object returned by create, get, approve and deny. */
+export const ActionView = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  status: ActionStatus,
+  action_type: ActionType,
+  title: z.string(),
+  description: z.string().nullable(),
+  risk_level: RiskLevel,
+  reversible: z.boolean(),
+  amount: z.number().nullable(),
+  amount_cents: z.number().int().nullable(),
+  currency: z.string(),
+  recipient: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  callback_url: z.string().nullable(),
+  content_hash: z.string().nullable(),
+  rule_applied: z.string().nullable(),
+  resolved_by: z.string().nullable(),
+  resolved_at: z.string().nullable(),
+  reason: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  spending_limit_exceeded: SpendingLimitExceeded.optional(),
+});
+export type ActionView = z.infer<typeof ActionView>;
+
+export const ActionList = z.object({ actions: z.array(ActionView) });
+export type ActionList = z.infer<typeof ActionList>;
+
+/** Query of GET /actions. */
+export const ListActionsQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('must be a whole number')
+    .min(1)
+    .max(fieldLimits.listLimitMax)
+    .default(fieldLimits.listLimitDefault),
+  status: ActionStatus.optional(),
+  action_type: ActionType.optional(),
+});
+export type ListActionsQuery = z.infer<typeof ListActionsQuery>;
+
+/** One entry of GET /pending: everything the holder needs to judge the request. */
+export const PendingItem = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  agent_name: z.string(),
+  action_type: ActionType,
+  title: z.string(),
+  description: z.string().nullable(),
+  risk_level: RiskLevel,
+  reversible: z.boolean(),
+  amount: z.number().nullable(),
+  amount_cents: z.number().int().nullable(),
+  currency: z.string(),
+  recipient: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  content_hash: z.string().nullable(),
+  status: ActionStatus,
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+export const PendingList = z.object({ requests: z.array(PendingItem) });
+export type PendingList = z.infer<typeof PendingList>;
+
+const Signature = {
+  signature: z.string().min(1).max(1024).nullish(),
+  timestamp: z.string().min(1).max(64).nullish(),
+};
+
+/** Body of POST /actions/{id}/approve (SPEC 4.8). */
+export const ApproveBody = z.object({
+  totp_code: z.string().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').nullish(),
+  content_hash: z.string().max(128).nullish(),
+  payment_method: z.enum(['wallet_pay']).nullish(),
+  ...Signature,
+});
+export type ApproveBody = z.infer<typeof ApproveBody>;
+
+/** Body of POST /actions/{id}/deny (SPEC 4.8). */
+export const DenyBody = z.object({
+  reason: z.string().max(fieldLimits.denyReason).nullish(),
+  ...Signature,
+});
+export type DenyBody = z.infer<typeof DenyBody>;
+
+export const Deleted = z.object({ deleted: z.literal(true), id: z.string() });
+export type Deleted = z.infer<typeof Deleted>;

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { Plan } from '../enums.js';
+
+/** A device's ECDSA P-256 public key: PEM SPKI text or a JWK object. */
+export const PublicKey = z.union([
+  z.string().min(1).max(4096),
+  z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string().max(64), y: z.string().max(64) }).loose(),
+]);
+
+/** Body of POST /accounts and POST /devices. */
+export const CreateDeviceBody = z.object({
+  device_name: z.string().trim().min(1).max(100).nullish(),
+  public_key: PublicKey.nullish(),
+});
+export type CreateDeviceBody = z.infer<typeof CreateDeviceBody>;
+
+export const AccountCreated = z.object({
+  account_id: z.string(),
+  device_id: z.string(),
+  agent_id: z.string(),
+  api_key: z.string(),
+  webhook_secret: z.string(),
+  plan: Plan,
+});
+export type AccountCreated = z.infer<typeof AccountCreated>;
+
+export const DeviceCreated = z.object({
+  device_id: z.string(),
+  device_name: z.string().nullable(),
+  has_public_key: z.boolean(),
+  created_at: z.string(),
+});
+export type DeviceCreated = z.infer<typeof DeviceCreated>;
+
+export const CreateAgentBody = z.object({ name: z.string().trim().min(1, 'must not be empty').max(100) });
+export type CreateAgentBody = z.infer<typeof CreateAgentBody>;
+
+export const AgentView = z.object({ agent_id: z.string(), name: z.string(), created_at: z.string() });
+export type AgentView = z.infer<typeof AgentView>;
+
+export const AgentCreated = AgentView.extend({ api_key: z.string(), webhook_secret: z.string() });
+export type AgentCreated = z.infer<typeof AgentCreated>;
+
+export const AgentList = z.object({ agents: z.array(AgentView) });

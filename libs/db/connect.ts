@@ -1,0 +1,13 @@
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+/** Opens a connection pool; notices are dropped (migrations re-run "if not exists" statements on every start). */
+export function connectDatabase(url: string, options: { max?: number; applicationName?: string } = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'agent-auth' },
+    transform: { undefined: null },
+  }) as unknown as Sql;
+}

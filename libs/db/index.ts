@@ -1,0 +1,3 @@
+export { connectDatabase, type Sql } from './connect.js';
+export { migrate, packageDir } from './migrate.js';
+export { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';

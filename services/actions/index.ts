@@ -1,0 +1,48 @@
+import type { Bus } from '@agent-auth/bus';
+import type { Config } from '@agent-auth/config';
+import { migrate, packageDir, type Sql } from '@agent-auth/db';
+import type { Keyring } from '@agent-auth/encryption';
+import type { Logger } from '@agent-auth/logging';
+import { actionsEndpoints, type EndpointDef } from '@agent-auth/contracts';
+import { handle } from '@agent-auth/bus';
+import { createIdentityStore } from './store/identities.js';
+import { createRequestStore } from './store/requests.js';
+import { actionHandlers } from './handlers/actions.js';
+import { identityHandlers } from './handlers/identities.js';
+import { resolutionHandlers } from './handlers/resolution.js';
+import { startExpirySweeper } from './handlers/expiry.js';
+import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
+import type { ActionsDeps } from './handlers/deps.js';
+
+export type { PolicyDecider, Decision, DecisionInput } from './handlers/decision.js';
+
+/** Migrates the actions schema, serves the actions endpoints on the bus and runs the expiry sweeper. */
+export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: Keyring; config: Config; log: Logger; policy?: PolicyDecider }) {
+  const { sql, log, config } = input;
+  await migrate(sql, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
+  const deps: ActionsDeps = {
+    ...input,
+    policy: input.policy ?? noAutomaticDecisions,
+    requests: createRequestStore(sql),
+    identities: createIdentityStore(sql),
+  };
+  const health = handle(actionsEndpoints.health as EndpointDef, async () => {
+    await sql`select 1`;
+    return { ok: true };
+  });
+  const served = await input.bus.serve({
+    name: 'actions',
+    version: '0.1.0',
+    description: 'Action requests, identities, approvals and expiry',
+    handlers: [health, ...identityHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps)],
+    concurrency: config.BUS_CONCURRENCY,
+    log,
+  });
+  const sweeper = startExpirySweeper(deps, config.SWEEP_INTERVAL_MS);
+  return {
+    async stop() {
+      await sweeper.stop();
+      await served.stop();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import type { Sql } from '@agent-auth/db';
+import type { AgentRow, DeviceRow } from './rows.js';
+
+/** Persistence of accounts, devices and agents. */
+export function createIdentityStore(sql: Sql) {
+  return {
+    /** Creates an account with its first device and first agent in one transaction. */
+    async createAccount(input: {
+      accountId: string;
+      device: { ref: string; idHash: string; name: string | null; publicKey: string | null };
+      agent: { id: string; name: string; keyId: string; keyHash: string; webhookSecretEnc: string };
+    }): Promise<void> {
+      await sql.begin(async (tx) => {
+        await tx`insert into actions.accounts (id) values (${input.accountId})`;
+        await tx`insert into actions.devices (ref, id_hash, account_id, name, public_key)
+                 values (${input.device.ref}, ${input.device.idHash}, ${input.accountId}, ${input.device.name}, ${input.device.publicKey})`;
+        await tx`insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
+                 values (${input.agent.id}, ${input.accountId}, ${input.agent.name}, ${input.agent.keyId}, ${input.agent.keyHash}, ${input.agent.webhookSecretEnc})`;
+        await tx`insert into actions.audit_events (account_id, event, actor, detail)
+                 values (${input.accountId}, 'account_created', ${'device:' + input.device.ref}, ${sql.json({ agent_id: input.agent.id })})`;
+      });
+    },
+
+    async addDevice(accountId: string, device: { ref: string; idHash: string; name: string | null; publicKey: string | null }, actor: string): Promise<DeviceRow> {
+      return sql.begin(async (tx) => {
+        const [row] = await tx<DeviceRow[]>`
+          insert into actions.devices (ref, id_hash, account_id, name, public_key)
+          values (${device.ref}, ${device.idHash}, ${accountId}, ${device.name}, ${device.publicKey})
+          returning ref, account_id, name, public_key, created_at`;
+        await tx`insert into actions.audit_events (account_id, event, actor, detail)
+                 values (${accountId}, 'device_added', ${actor}, ${sql.json({ device_ref: device.ref })})`;
+        return row!;
+      });
+    },
+
+    async addAgent(accountId: string, agent: { id: string; name: string; keyId: string; keyHash: string; webhookSecretEnc: string }, actor: string): Promise<AgentRow> {
+      return sql.begin(async (tx) => {
+        const [row] = await tx<AgentRow[]>`
+          insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
+          values (${agent.id}, ${accountId}, ${agent.name}, ${agent.keyId}, ${agent.keyHash}, ${agent.webhookSecretEnc})
+          returning *`;
+        await tx`insert into actions.audit_events (account_id, event, actor, detail)
+                 values (${accountId}, 'agent_created', ${actor}, ${sql.json({ agent_id: agent.id })})`;
+        return row!;
+      });
+    },
+
+    async listAgents(accountId: string): Promise<AgentRow[]> {
+      return sql<AgentRow[]>`select * from actions.agents where account_id = ${accountId} and revoked_at is null order by created_at, id`;
+    },
+
+    /** Revokes an agent's key; false when the agent is unknown to this account or already revoked. */
+    async revokeAgent(accountId: string, agentId: string, actor: string): Promise<boolean> {
+      const rows = await sql`
+        with changed as (
+          update actions.agents set revoked_at = now()
+          where id = ${agentId} and account_id = ${accountId} and revoked_at is null returning id, account_id
+        ), logged as (
+          insert into actions.audit_events (account_id, event, actor, detail)
+          select account_id, 'agent_revoked', ${actor}, jsonb_build_object('agent_id', id) from changed
+        )
+        select id from changed`;
+      return rows.length === 1;
+    },
+
+    async agentByKeyId(keyId: string): Promise<AgentRow | undefined> {
+      const [row] = await sql<AgentRow[]>`select * from actions.agents where key_id = ${keyId} and revoked_at is null`;
+      return row;
+    },
+
+    async deviceByIdHash(idHash: string): Promise<DeviceRow | undefined> {
+      const [row] = await sql<DeviceRow[]>`
+        select ref, account_id, name, public_key, created_at from actions.devices where id_hash = ${idHash} and revoked_at is null`;
+      return row;
+    },
+  };
+}
+export type IdentityStore = ReturnType<typeof createIdentityStore>;

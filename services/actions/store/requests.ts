@@ -1,0 +1,129 @@
+import type { Sql } from '@agent-auth/db';
+import type { RequestRow } from './rows.js';
+
+export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
+  expires_in_seconds: number;
+  resolved: boolean;
+};
+
+export interface AuditEntry {
+  event: string;
+  actor: string;
+  detail?: Record<string, unknown>;
+}
+
+/** Persistence of action requests; every state change writes its audit entry in the same statement. */
+export function createRequestStore(sql: Sql) {
+  return {
+    /** Inserts a request and its audit entries atomically. */
+    async insert(row: NewRequest, audit: AuditEntry[]): Promise<RequestRow> {
+      return sql.begin(async (tx) => {
+        const [created] = await tx<RequestRow[]>`
+          insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
+            reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
+            resolved_by, resolved_at, spending_limit_exceeded, expires_at)
+          values (${row.id}, ${row.account_id}, ${row.agent_id}, ${row.action_type}, ${row.title}, ${row.description},
+            ${row.risk_level}, ${row.risk_rank}, ${row.reversible}, ${row.amount_cents}, ${row.currency}, ${row.recipient},
+            ${row.metadata_enc}, ${row.callback_url}, ${row.content_hash}, ${row.status}, ${row.rule_applied},
+            ${row.resolved_by}, ${row.resolved ? sql`now()` : null},
+            ${row.spending_limit_exceeded ? sql.json(row.spending_limit_exceeded) : null},
+            now() + make_interval(secs => ${row.expires_in_seconds}))
+          returning *`;
+        for (const entry of audit) {
+          await tx`insert into actions.audit_events (request_id, account_id, event, actor, detail)
+                   values (${row.id}, ${row.account_id}, ${entry.event}, ${entry.actor}, ${sql.json((entry.detail ?? {}) as never)})`;
+        }
+        return created!;
+      });
+    },
+
+    /** A request of one agent, or undefined. */
+    async findForAgent(id: string, agentId: string): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`select * from actions.requests where id = ${id} and agent_id = ${agentId}`;
+      return row;
+    },
+
+    /** A request of one account, or undefined. */
+    async findForAccount(id: string, accountId: string): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`select * from actions.requests where id = ${id} and account_id = ${accountId}`;
+      return row;
+    },
+
+    /** One agent's requests, newest first. */
+    async listForAgent(agentId: string, filter: { limit: number; status?: string; action_type?: string }): Promise<RequestRow[]> {
+      return sql<RequestRow[]>`
+        select * from actions.requests
+        where agent_id = ${agentId}
+          ${filter.status ? sql`and status = ${filter.status}` : sql``}
+          ${filter.action_type ? sql`and action_type = ${filter.action_type}` : sql``}
+        order by created_at desc, id desc
+        limit ${filter.limit}`;
+    },
+
+    /** An account's pending, unexpired requests: critical first, then oldest first. */
+    async pendingForAccount(accountId: string, limit: number): Promise<RequestRow[]> {
+      return sql<RequestRow[]>`
+        select r.*, a.name as agent_name from actions.requests r join actions.agents a on a.id = r.agent_id
+        where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
+        order by r.risk_rank desc, r.created_at asc, r.id asc
+        limit ${limit}`;
+    },
+
+    /**
+     * Moves a pending, unexpired request to a final status; undefined when it was not pending any more.
+     * The conditional update is what makes exactly one of two racing devices win.
+     */
+    async resolve(id: string, accountId: string, change: { status: 'approved' | 'denied'; resolved_by: string; reason?: string | null }, audit: AuditEntry): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`
+        with changed as (
+          update actions.requests set status = ${change.status}, resolved_by = ${change.resolved_by},
+            resolved_at = now(), reason = ${change.reason ?? null}
+          where id = ${id} and account_id = ${accountId} and status = 'pending' and expires_at > now()
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
+        )
+        select * from changed`;
+      return row;
+    },
+
+    /** Expires one request if it is pending and overdue (lazy expiry on read); returns the row as it now is. */
+    async expireIfDue(id: string): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`
+        with changed as (
+          update actions.requests set status = 'expired', resolved_by = 'system', resolved_at = now()
+          where id = ${id} and status = 'pending' and expires_at <= now()
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor)
+          select id, account_id, 'expired', 'system' from changed
+        )
+        select * from changed`;
+      return row;
+    },
+
+    /** Expires up to `batch` overdue requests; safe to run from every replica at once (skip locked). */
+    async expireDue(batch: number): Promise<RequestRow[]> {
+      return sql<RequestRow[]>`
+        with due as (
+          select id from actions.requests where status = 'pending' and expires_at <= now()
+          order by expires_at limit ${batch} for update skip locked
+        ), changed as (
+          update actions.requests r set status = 'expired', resolved_by = 'system', resolved_at = now()
+          from due where r.id = due.id
+          returning r.*
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor)
+          select id, account_id, 'expired', 'system' from changed
+        )
+        select * from changed`;
+    },
+
+    /** The audit trail of one request, oldest first. */
+    async auditTrail(id: string): Promise<Array<{ event: string; actor: string; detail: unknown; at: Date }>> {
+      return sql`select event, actor, detail, at from actions.audit_events where request_id = ${id} order by id`;
+    },
+  };
+}
+export type RequestStore = ReturnType<typeof createRequestStore>;

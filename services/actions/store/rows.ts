@@ -1,0 +1,45 @@
+/** A row of actions.requests as postgres.js returns it. */
+export interface RequestRow {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  action_type: string;
+  title: string;
+  description: string | null;
+  risk_level: string;
+  risk_rank: number;
+  reversible: boolean;
+  amount_cents: string | null; // bigint arrives as text
+  currency: string;
+  recipient: string | null;
+  metadata_enc: string | null;
+  callback_url: string | null;
+  content_hash: string | null;
+  status: string;
+  rule_applied: string | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  reason: string | null;
+  spending_limit_exceeded: { period: string; limit: number; spent: number; requested: number } | null;
+  created_at: Date;
+  expires_at: Date;
+  agent_name?: string;
+}
+
+export interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  key_id: string;
+  key_hash: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface DeviceRow {
+  ref: string;
+  account_id: string;
+  name: string | null;
+  public_key: string | null;
+  created_at: Date;
+}

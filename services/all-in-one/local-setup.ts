@@ -1,0 +1,50 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { actionsEndpoints, type AccountCreated } from '@agent-auth/contracts';
+import { generateKeyringSpec } from '@agent-auth/encryption';
+import type { Bus } from '@agent-auth/bus';
+
+/** The data folder, created if missing; everything all-in-one mode keeps lives here. */
+export function ensureDataDir(dataDir: string): string {
+  const dir = resolve(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** The actions keyring spec kept in the data folder, generated on first start (only when ACTIONS_KEYS is unset). */
+export function localKeyringSpec(dataDir: string): string {
+  const file = join(dataDir, 'keys.json');
+  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { ACTIONS_KEYS: string }).ACTIONS_KEYS;
+  const spec = generateKeyringSpec('k1');
+  writeFileSync(file, JSON.stringify({ ACTIONS_KEYS: spec }, null, 2) + '\n', { mode: 0o600 });
+  return spec;
+}
+
+/**
+ * Creates the demo account on first start and prints how to use it. Its secrets are printed once, when created,
+ * and kept in the data folder (mode 0600) for the operator; later starts only say where they are.
+ */
+export async function announceDemoAccount(bus: Bus, dataDir: string, baseUrl: string): Promise<void> {
+  const file = join(dataDir, 'demo-account.json');
+  const out = (text: string) => process.stdout.write(text + '\n');
+  out('');
+  out(`Agent action authorization service is up.`);
+  out(`  API base URL : ${baseUrl}`);
+  out(`  Health       : ${new URL(baseUrl).origin}/healthz`);
+  if (existsSync(file)) {
+    out(`  Demo account : kept in ${file}`);
+    out('');
+    return;
+  }
+  const account: AccountCreated = await bus.request(actionsEndpoints.createAccount, { body: { device_name: 'demo device' } });
+  writeFileSync(file, JSON.stringify({ base_url: baseUrl, ...account }, null, 2) + '\n', { mode: 0o600 });
+  out(`  Demo account (created now, also saved in ${file}):`);
+  out(`    account_id : ${account.account_id}`);
+  out(`    device_id  : ${account.device_id}    (header X-Device-Id)`);
+  out(`    api_key    : ${account.api_key}    (header X-API-Key)`);
+  out('');
+  out(`  Try it:`);
+  out(`    curl -s -X POST ${baseUrl}/actions -H 'X-API-Key: ${account.api_key}' -H 'Content-Type: application/json' -d '{"action_type":"purchase","title":"Buy a book","amount":12.5}'`);
+  out(`    curl -s ${baseUrl}/pending -H 'X-Device-Id: ${account.device_id}'`);
+  out('');
+}

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { startActionsService } from '@agent-auth/actions';
+import { connectNatsBus, createInProcessBus, type Bus } from '@agent-auth/bus';
+import { loadConfig } from '@agent-auth/config';
+import { connectDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '@agent-auth/db';
+import { parseKeyring } from '@agent-auth/encryption';
+import { startGateway } from '@agent-auth/gateway';
+import { untilSignal } from '@agent-auth/lifecycle';
+import { createLogger } from '@agent-auth/logging';
+import { announceDemoAccount, ensureDataDir, localKeyringSpec } from './local-setup.js';
+
+// The whole service in one process: every service on one bus (NATS if NATS_URL is set, else in-process),
+// on DATABASE_URL or else an embedded Postgres kept in DATA_DIR.
+const config = loadConfig();
+const log = createLogger({ service: 'all-in-one', level: config.LOG_LEVEL });
+const dataDir = ensureDataDir(config.DATA_DIR);
+const keyring = parseKeyring(config.ACTIONS_KEYS ?? localKeyringSpec(dataDir));
+
+let embedded: EmbeddedPostgres | undefined;
+if (!config.DATABASE_URL) {
+  log.info({ dir: join(dataDir, 'pg') }, 'starting embedded Postgres');
+  embedded = await startEmbeddedPostgres(join(dataDir, 'pg'));
+}
+const sql = connectDatabase(config.DATABASE_URL ?? embedded!.url, { max: embedded ? 1 : config.DB_POOL_SIZE, applicationName: 'all-in-one' });
+const bus: Bus = config.NATS_URL
+  ? await connectNatsBus({ url: config.NATS_URL, prefix: config.BUS_PREFIX, timeoutMs: config.BUS_TIMEOUT_MS, name: 'all-in-one', log })
+  : createInProcessBus({ prefix: config.BUS_PREFIX, timeoutMs: config.BUS_TIMEOUT_MS });
+
+try {
+  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ service: 'actions' }) });
+  const gateway = await startGateway({ bus, config, log: log.child({ service: 'gateway' }) });
+  log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
+  if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
+  await untilSignal(log);
+  await gateway.stop();
+  await actions.stop();
+} finally {
+  await bus.close();
+  await sql.end({ timeout: 5 });
+  await embedded?.stop();
+  log.info('stopped');
+}

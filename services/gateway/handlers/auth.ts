@@ -1,0 +1,39 @@
+import { actionsEndpoints, identityRevoked, type AgentPrincipal, type DevicePrincipal } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import type { Bus } from '@agent-auth/bus';
+import { createAuthCache } from './auth-cache.js';
+
+export type AuthKind = 'agent' | 'device' | 'none';
+
+/** Turns X-API-Key / X-Device-Id headers into principals, asking the actions service on a cache miss. */
+export function createAuthenticator(bus: Bus, options: { ttlMs: number }) {
+  const agents = createAuthCache<AgentPrincipal>({ ttlMs: options.ttlMs, maxEntries: 50_000 });
+  const devices = createAuthCache<DevicePrincipal>({ ttlMs: options.ttlMs, maxEntries: 50_000 });
+  const unsubscribe = bus.subscribe(identityRevoked, (event) => {
+    if (event.agent_id) agents.evict((p) => p.agent_id === event.agent_id);
+    if (event.device_ref) devices.evict((p) => p.device_ref === event.device_ref);
+  });
+
+  return {
+    async agent(apiKey: string | undefined, requestId: string): Promise<AgentPrincipal> {
+      if (!apiKey) throw errors.unauthorized('Missing X-API-Key header');
+      if (!apiKey.startsWith('aa_') || apiKey.length > 200) throw errors.unauthorized('Invalid API key');
+      const cached = agents.get(apiKey);
+      if (cached) return cached;
+      const principal = await bus.request(actionsEndpoints.authenticateAgent, { api_key: apiKey }, { requestId });
+      agents.set(apiKey, principal);
+      return principal;
+    },
+    async device(deviceId: string | undefined, requestId: string): Promise<DevicePrincipal> {
+      if (!deviceId) throw errors.unauthorized('Missing X-Device-Id header');
+      if (!deviceId.startsWith('dev_') || deviceId.length > 200) throw errors.unauthorized('Invalid device ID');
+      const cached = devices.get(deviceId);
+      if (cached) return cached;
+      const principal = await bus.request(actionsEndpoints.authenticateDevice, { device_id: deviceId }, { requestId });
+      devices.set(deviceId, principal);
+      return principal;
+    },
+    close: unsubscribe,
+  };
+}
+export type Authenticator = ReturnType<typeof createAuthenticator>;

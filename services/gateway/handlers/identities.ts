@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { actionsEndpoints as ep, CreateAgentBody, CreateDeviceBody } from '@agent-auth/contracts';
+import type { Bus } from '@agent-auth/bus';
+import type { Authenticator } from './auth.js';
+import { addRoute } from './route.js';
+
+const AgentParams = z.object({ agent_id: z.string().max(100) });
+
+/** Accounts, devices and agents (DESIGN "Accounts and identities"). */
+export function identityRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator): void {
+  addRoute(app, auth, {
+    method: 'POST', url: '/accounts', auth: 'none', body: CreateDeviceBody, bodyOptional: true,
+    handler: ({ body, requestId }) => bus.request(ep.createAccount, { body }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'POST', url: '/devices', auth: 'device', body: CreateDeviceBody, bodyOptional: true,
+    handler: ({ principal, body, requestId }) => bus.request(ep.createDevice, { device: principal, body }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'POST', url: '/agents', auth: 'device', body: CreateAgentBody,
+    handler: ({ principal, body, requestId }) => bus.request(ep.createAgent, { device: principal, body }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'GET', url: '/agents', auth: 'device',
+    handler: ({ principal, requestId }) => bus.request(ep.listAgents, { device: principal }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'DELETE', url: '/agents/:agent_id', auth: 'device', params: AgentParams,
+    handler: ({ principal, params, requestId }) => bus.request(ep.deleteAgent, { device: principal, agent_id: params.agent_id }, { requestId }),
+  });
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { actionsEndpoints } from '@agent-auth/contracts';
+import type { Bus } from '@agent-auth/bus';
+import type { Config } from '@agent-auth/config';
+import type { Logger } from '@agent-auth/logging';
+import { createAuthenticator } from './handlers/auth.js';
+import { installErrorHandling } from './handlers/http-errors.js';
+import { actionRoutes } from './handlers/actions.js';
+import { identityRoutes } from './handlers/identities.js';
+
+export const API_PREFIX = '/api/v1';
+export const BODY_LIMIT = 64 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Builds the HTTP gateway (not yet listening): validation, authentication and mapping to bus requests. */
+export async function createGateway(deps: { bus: Bus; config: Config; log: Logger }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  installErrorHandling(app, BODY_LIMIT);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const auth = createAuthenticator(deps.bus, { ttlMs: deps.config.AUTH_CACHE_TTL_MS });
+  app.addHook('onClose', async () => auth.close());
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (request, reply) => {
+    try {
+      await deps.bus.request(actionsEndpoints.health, {}, { requestId: request.id, timeoutMs: 2000 });
+      return { status: 'ready' };
+    } catch (err) {
+      return reply.status(503).send({ detail: `Not ready: ${(err as Error).message}` });
+    }
+  });
+
+  await app.register(
+    async (api) => {
+      identityRoutes(api, deps.bus, auth);
+      actionRoutes(api, deps.bus, auth);
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}
+
+/** Builds the gateway and listens on HOST:PORT; resolves to the base URL of the API. */
+export async function startGateway(deps: { bus: Bus; config: Config; log: Logger }) {
+  const app = await createGateway(deps);
+  const address = await app.listen({ host: deps.config.HOST, port: deps.config.PORT });
+  const url = new URL(address);
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
+  const baseUrl = `${url.origin}${API_PREFIX}`;
+  deps.log.info({ url: baseUrl, port: url.port }, 'gateway listening');
+  return { app, baseUrl, stop: () => app.close() };
+}
