@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { generateKeyringSpec } from '@agent-auth/encryption';
+
+export type StackMode = 'processes' | 'all-in-one';
+
+export interface Stack {
+  mode: StackMode;
+  baseUrl: string;
+  /** Everything every process of the stack wrote, for assertions on logs. */
+  logs(): string;
+  /** Starts one more process of a service (e.g. a second replica); resolves when it is ready. */
+  addProcess(service: string): Promise<ChildProcess>;
+  stop(): Promise<void>;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const LOG_DIR = join(ROOT, '.test-logs');
+
+interface Spawned {
+  child: ChildProcess;
+  output: string[];
+}
+
+function spawnService(entry: string, env: Record<string, string>, logFile: string, readyMsg: string): Promise<Spawned & { ready: Record<string, unknown> }> {
+  const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const file = createWriteStream(logFile, { flags: 'a' });
+  const output: string[] = [];
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} not ready in 30 s:\n${output.join('')}`)), 30_000);
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      output.push(text);
+      file.write(text);
+      buffered += text;
+      let newline;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (parsed.msg === readyMsg) {
+            clearTimeout(timer);
+            resolvePromise({ child, output, ready: parsed });
+          }
+        } catch {
+          /* not a log line */
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with ${code} before it was ready:\n${output.join('')}`));
+    });
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const SERVICES: Record<string, { entry: string; ready: string }> = {
+  actions: { entry: 'services/actions/dist/main.js', ready: 'actions service ready' },
+  gateway: { entry: 'services/gateway/dist/main.js', ready: 'gateway listening' },
+};
+
+/**
+ * Starts the whole service for a test: either each service as its own process over real NATS, or the all-in-one
+ * process (in-process bus). Both on the given Postgres, with a bus subject prefix of their own.
+ */
+export async function startStack(options: {
+  mode: StackMode;
+  databaseUrl: string;
+  natsUrl?: string | null;
+  env?: Record<string, string>;
+  name?: string;
+}): Promise<Stack> {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = join(LOG_DIR, `${options.name ?? 'stack'}-${options.mode}-${Date.now()}-${randomBytes(3).toString('hex')}.log`);
+  const env: Record<string, string> = {
+    DATABASE_URL: options.databaseUrl,
+    ACTIONS_KEYS: generateKeyringSpec('t1'),
+    BUS_PREFIX: `t${randomBytes(5).toString('hex')}`,
+    LOG_LEVEL: 'info',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DB_POOL_SIZE: '4',
+    ALLOW_INSECURE_HOSTS: '127.0.0.1,localhost',
+    ...options.env,
+  };
+  const children: ChildProcess[] = [];
+  let baseUrl: string;
+
+  const addProcess = async (service: string) => {
+    const spec = SERVICES[service];
+    if (!spec) throw new Error(`unknown service ${service}`);
+    const started = await spawnService(spec.entry, { ...env, NATS_URL: options.natsUrl! }, logFile, spec.ready);
+    children.push(started.child);
+    return started.child;
+  };
+
+  if (options.mode === 'processes') {
+    if (!options.natsUrl) throw new Error('processes mode needs NATS');
+    await addProcess('actions');
+    const gateway = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
+    children.push(gateway.child);
+    baseUrl = gateway.ready.url as string;
+  } else {
+    const dataDir = mkdtempSync(join(tmpdir(), 'aa-aio-'));
+    const aio = await spawnService('services/all-in-one/dist/main.js', { ...env, DATA_DIR: dataDir, DEMO_ACCOUNT: 'false' }, logFile, 'gateway listening');
+    children.push(aio.child);
+    baseUrl = aio.ready.url as string;
+  }
+
+  return {
+    mode: options.mode,
+    baseUrl,
+    logs: () => readFileSync(logFile, 'utf8'),
+    addProcess,
+    async stop() {
+      await Promise.all(children.map(stopChild));
+    },
+  };
+}
