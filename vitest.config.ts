@@ -12,6 +12,7 @@ export default defineConfig({
     include: ['libs/**/*.test.ts', 'services/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['test/infra/global-setup.ts'],
+    reporters: ['default', './test/infra/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { defineEndpoint, defineEvent } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import { createLogger } from '@agent-auth/logging';
+import { connectNatsBus, createInProcessBus, handle, type Bus } from './index.js';
+
+const log = createLogger({ service: 'bus-test', level: 'silent' });
+const echo = defineEndpoint('bustest', 'echo', z.object({ n: z.number().int() }), z.object({ doubled: z.number(), requestId: z.string() }));
+const slow = defineEndpoint('bustest', 'slow', z.object({ ms: z.number() }), z.object({ peak: z.number() }));
+const pinged = defineEvent('bustest_pinged', z.object({ at: z.number() }));
+const { natsUrl } = inject('infra');
+
+async function makeBus(kind: 'nats' | 'in-process'): Promise<Bus> {
+  const prefix = `bt${randomBytes(4).toString('hex')}`;
+  if (kind === 'in-process') return createInProcessBus({ prefix, timeoutMs: 2000 });
+  return connectNatsBus({ url: natsUrl!, prefix, timeoutMs: 2000, name: 'bus-test', log });
+}
+
+for (const kind of ['in-process', 'nats'] as const) {
+  const skip = kind === 'nats' && !natsUrl ? 'no NATS server reachable' : false;
+  describe.skipIf(skip)(`${kind} bus${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    let bus: Bus;
+    let active = 0;
+    let peak = 0;
+    beforeAll(async () => {
+      bus = await makeBus(kind);
+      await bus.serve({
+        name: 'bustest', version: '0.0.1', description: 'test', concurrency: 3, log,
+        handlers: [
+          handle(echo, async ({ n }, ctx) => {
+            if (n < 0) throw errors.conflict('negative numbers are taken');
+            if (n === 13) throw new Error('database password is hunter2');
+            return { doubled: n * 2, requestId: ctx.requestId };
+          }),
+          handle(slow, async ({ ms }) => {
+            peak = Math.max(peak, ++active);
+            await new Promise((r) => setTimeout(r, ms));
+            active--;
+            return { peak };
+          }),
+        ],
+      });
+    });
+    afterAll(() => bus?.close());
+
+    it('carries the request and its request id to the handler and the reply back', async () => {
+      expect(await bus.request(echo, { n: 21 }, { requestId: 'req-42' })).toEqual({ doubled: 42, requestId: 'req-42' });
+    });
+
+    it('returns a thrown AppError with its status and detail', async () => {
+      await expect(bus.request(echo, { n: -1 })).rejects.toMatchObject({ status: 409, detail: 'negative numbers are taken' });
+    });
+
+    it('validates on the receiving side against the contract (400 naming the field)', async () => {
+      await expect(bus.request(echo, { n: 1.5 } as never)).rejects.toMatchObject({ status: 400, detail: expect.stringMatching(/^n: /) });
+    });
+
+    it('hides unexpected errors behind a generic 500', async () => {
+      const err = await bus.request(echo, { n: 13 }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 500, detail: 'Internal error' });
+      expect(JSON.stringify(err)).not.toContain('hunter2');
+    });
+
+    it('runs at most `concurrency` handlers at once', async () => {
+      const results = await Promise.all(Array.from({ length: 10 }, () => bus.request(slow, { ms: 30 })));
+      expect(Math.max(...results.map((r) => r.peak))).toBe(3);
+    });
+
+    it('answers 503 when nobody serves an endpoint', async () => {
+      const nobody = defineEndpoint('ghost', 'anything', z.object({}), z.object({}));
+      await expect(bus.request(nobody, {})).rejects.toMatchObject({ status: 503 });
+    });
+
+    it('broadcasts events to every subscriber', async () => {
+      const seen: number[] = [];
+      const off1 = bus.subscribe(pinged, (e) => seen.push(e.at));
+      const off2 = bus.subscribe(pinged, (e) => seen.push(e.at * 10));
+      await new Promise((r) => setTimeout(r, 50));
+      bus.publish(pinged, { at: 1 });
+      await expect.poll(() => seen.sort()).toEqual([1, 10]);
+      off1();
+      off2();
+    });
+  });
+}
