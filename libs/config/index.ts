@@ -29,6 +29,7 @@ export const ConfigSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   ALLOW_INSECURE_HOSTS: commaList,
   DEMO_ACCOUNT: flag(true),
+  LOG_REQUESTS: flag(true),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

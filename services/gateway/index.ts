@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { actionsEndpoints } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
@@ -18,6 +18,7 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    logController: new LogController({ disableRequestLogging: !deps.config.LOG_REQUESTS }),
     trustProxy: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

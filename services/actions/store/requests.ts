@@ -15,10 +15,10 @@ export interface AuditEntry {
 /** Persistence of action requests; every state change writes its audit entry in the same statement. */
 export function createRequestStore(sql: Sql) {
   return {
-    /** Inserts a request and its audit entries atomically. */
+    /** Inserts a request and its audit entries atomically, in one statement (one round trip on the hot path). */
     async insert(row: NewRequest, audit: AuditEntry[]): Promise<RequestRow> {
-      return sql.begin(async (tx) => {
-        const [created] = await tx<RequestRow[]>`
+      const [created] = await sql<RequestRow[]>`
+        with created as (
           insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
             reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
             resolved_by, resolved_at, spending_limit_exceeded, expires_at)
@@ -28,13 +28,15 @@ export function createRequestStore(sql: Sql) {
             ${row.resolved_by}, ${row.resolved ? sql`now()` : null},
             ${row.spending_limit_exceeded ? sql.json(row.spending_limit_exceeded) : null},
             now() + make_interval(secs => ${row.expires_in_seconds}))
-          returning *`;
-        for (const entry of audit) {
-          await tx`insert into actions.audit_events (request_id, account_id, event, actor, detail)
-                   values (${row.id}, ${row.account_id}, ${entry.event}, ${entry.actor}, ${sql.json((entry.detail ?? {}) as never)})`;
-        }
-        return created!;
-      });
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select c.id, c.account_id, e->>'event', e->>'actor', coalesce(e->'detail', '{}'::jsonb)
+          from created c, jsonb_array_elements(${sql.json(audit as never)}::jsonb) with ordinality as entries(e, n)
+          order by n
+        )
+        select * from created`;
+      return created!;
     },
 
     /** A request of one agent, or undefined. */
