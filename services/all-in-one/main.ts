@@ -27,8 +27,8 @@ const bus: Bus = config.NATS_URL
   : createInProcessBus({ prefix: config.BUS_PREFIX, timeoutMs: config.BUS_TIMEOUT_MS });
 
 try {
-  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ service: 'actions' }) });
-  const gateway = await startGateway({ bus, config, log: log.child({ service: 'gateway' }) });
+  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }) });
+  const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }) });
   log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
   if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
   await untilSignal(log);
