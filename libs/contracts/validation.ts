@@ -1,4 +1,7 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+
+/** A string Postgres can store as text: no NUL characters (which it refuses). */
+export const StoredText = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 /** One sentence naming the offending field and what is wrong with it, for a 400 detail. */
 export function describeZodError(error: z.ZodError, root = 'body', input?: unknown): string {

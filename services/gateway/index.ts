@@ -5,7 +5,7 @@ import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
 import type { Logger } from '@agent-auth/logging';
 import { createAuthenticator } from './handlers/auth.js';
-import { installErrorHandling } from './handlers/http-errors.js';
+import { frameworkErrorOptions, installErrorHandling } from './handlers/http-errors.js';
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
 
@@ -18,6 +18,7 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    ...frameworkErrorOptions,
     logController: new LogController({ disableRequestLogging: !deps.config.LOG_REQUESTS }),
     trustProxy: false,
     genReqId: (req) => {

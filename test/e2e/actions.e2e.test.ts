@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
@@ -237,6 +238,31 @@ for (const { mode, skip } of modes) {
       await expect.poll(async () => (await api.agent(created.api_key).get('/actions')).status, { timeout: 2000 }).toBe(401);
       expect((await device.delete(`/agents/${created.agent_id}`)).status).toBe(404);
       expect((await device.post('/agents', { name: '' })).status).toBe(400);
+    });
+
+    it('answers hostile input with a 4xx and a detail, never a 500', async () => {
+      const agentHeaders = { 'x-api-key': acct.api_key };
+      const nul = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'a\u0000b' });
+      expect(nul).toMatchObject({ status: 400, body: { detail: 'title: must not contain NUL characters' } });
+      expect((await api.call('GET', '/actions/act_%00', { headers: agentHeaders })).status).toBe(400);
+      expect(await api.call('GET', `/actions/${'x'.repeat(300)}`, { headers: agentHeaders })).toMatchObject({ status: 414, body: { detail: expect.any(String) } });
+      expect(await api.call('GET', '/actions/%ff', { headers: agentHeaders })).toMatchObject({ status: 400, body: { detail: expect.stringMatching(/percent-encoding/) } });
+      expect((await api.call('GET', "/actions/act_'%20or%201=1", { headers: agentHeaders })).status).toBe(404);
+      expect((await api.call('GET', '/actions?limit=1&limit=2', { headers: agentHeaders })).status).toBe(400);
+
+      // A Content-Length that promises less than is sent: Node's HTTP parser refuses it before fastify sees it.
+      const { hostname, port } = new URL(stack.baseUrl);
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => {
+          socket.write('POST /api/v1/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n{"a":1}');
+        });
+        let data = '';
+        socket.on('data', (d) => (data += d.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 400/);
+      expect(raw).toContain('{"detail":"Malformed HTTP request"}');
     });
 
     it('never writes API keys or device ids to the logs', () => {

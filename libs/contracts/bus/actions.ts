@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StoredText } from '../validation.js';
 import { defineEndpoint } from './envelope.js';
 import {
   ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList,
@@ -14,7 +15,7 @@ export const DevicePrincipal = z.object({ account_id: z.string(), device_ref: z.
 export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
 
 const Empty = z.object({}).loose();
-const ById = z.string().min(1).max(100);
+const ById = StoredText().min(1).max(100);
 
 /** The actions service's message catalog. */
 export const actionsEndpoints = {

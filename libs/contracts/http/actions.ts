@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StoredText } from '../validation.js';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
 
 export const fieldLimits = {
@@ -23,28 +24,27 @@ export const Currency = z
   .refine((c) => knownCurrencies.has(c), 'is not an ISO 4217 currency code');
 
 export const Metadata = z
-  .record(z.string().max(200), z.unknown())
+  .record(StoredText().max(200), z.unknown())
   .refine((m) => Object.keys(m).length <= fieldLimits.metadataKeys, `must have at most ${fieldLimits.metadataKeys} keys`)
   .refine(
     (m) => Buffer.byteLength(JSON.stringify(m)) <= fieldLimits.metadataBytes,
     `must serialize to at most ${fieldLimits.metadataBytes} bytes of JSON`,
   );
 
-export const HttpUrl = z
-  .string()
+export const HttpUrl = StoredText()
   .max(fieldLimits.callbackUrl)
   .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an absolute http(s) URL');
 
 /** Body of POST /actions (SPEC 2.1, 8.2). Null stands for "not given" so clients may send explicit nulls. */
 export const CreateActionBody = z.object({
   action_type: ActionType,
-  title: z.string().trim().min(1, 'must not be empty').max(fieldLimits.title),
-  description: z.string().max(fieldLimits.description).nullish(),
+  title: StoredText().trim().min(1, 'must not be empty').max(fieldLimits.title),
+  description: StoredText().max(fieldLimits.description).nullish(),
   risk_level: RiskLevel.nullish().transform((r) => r ?? 'medium'),
   reversible: z.boolean().nullish().transform((r) => r ?? true),
   amount: z.number().positive('must be positive').max(fieldLimits.maxAmount).nullish(),
   currency: Currency.nullish().transform((c) => c ?? 'USD'),
-  recipient: z.string().max(fieldLimits.recipient).nullish(),
+  recipient: StoredText().max(fieldLimits.recipient).nullish(),
   metadata: Metadata.nullish(),
   expires_in_seconds: z.number().int().min(30).max(3600).nullish().transform((e) => e ?? 300),
   callback_url: HttpUrl.nullish(),
@@ -54,8 +54,8 @@ export type CreateActionBody = z.infer<typeof CreateActionBody>;
 /** The metadata keys that turn an action into a vault execution request (SPEC 2.1). */
 export const VaultExecutionMetadata = z.object({
   vault_execute: z.literal(true),
-  service_name: z.string().min(1).max(200),
-  method: z.string().regex(/^[A-Za-z]+$/, 'must be an HTTP method').max(10),
+  service_name: StoredText().min(1).max(200),
+  method: StoredText().regex(/^[A-Za-z]+$/, 'must be an HTTP method').max(10),
   url: HttpUrl,
   headers: z.record(z.string(), z.string()).nullish(),
   body: z.string().nullish(),
@@ -136,14 +136,14 @@ export const PendingList = z.object({ requests: z.array(PendingItem) });
 export type PendingList = z.infer<typeof PendingList>;
 
 const Signature = {
-  signature: z.string().min(1).max(1024).nullish(),
-  timestamp: z.string().min(1).max(64).nullish(),
+  signature: StoredText().min(1).max(1024).nullish(),
+  timestamp: StoredText().min(1).max(64).nullish(),
 };
 
 /** Body of POST /actions/{id}/approve (SPEC 4.8). */
 export const ApproveBody = z.object({
-  totp_code: z.string().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').nullish(),
-  content_hash: z.string().max(128).nullish(),
+  totp_code: StoredText().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').nullish(),
+  content_hash: StoredText().max(128).nullish(),
   payment_method: z.enum(['wallet_pay']).nullish(),
   ...Signature,
 });
@@ -151,7 +151,7 @@ export type ApproveBody = z.infer<typeof ApproveBody>;
 
 /** Body of POST /actions/{id}/deny (SPEC 4.8). */
 export const DenyBody = z.object({
-  reason: z.string().max(fieldLimits.denyReason).nullish(),
+  reason: StoredText().max(fieldLimits.denyReason).nullish(),
   ...Signature,
 });
 export type DenyBody = z.infer<typeof DenyBody>;

@@ -1,15 +1,16 @@
 import { z } from 'zod';
+import { StoredText } from '../validation.js';
 import { Plan } from '../enums.js';
 
 /** A device's ECDSA P-256 public key: PEM SPKI text or a JWK object. */
 export const PublicKey = z.union([
-  z.string().min(1).max(4096),
-  z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string().max(64), y: z.string().max(64) }).loose(),
+  StoredText().min(1).max(4096),
+  z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: StoredText().max(64), y: StoredText().max(64) }).loose(),
 ]);
 
 /** Body of POST /accounts and POST /devices. */
 export const CreateDeviceBody = z.object({
-  device_name: z.string().trim().min(1).max(100).nullish(),
+  device_name: StoredText().trim().min(1).max(100).nullish(),
   public_key: PublicKey.nullish(),
 });
 export type CreateDeviceBody = z.infer<typeof CreateDeviceBody>;
@@ -32,7 +33,7 @@ export const DeviceCreated = z.object({
 });
 export type DeviceCreated = z.infer<typeof DeviceCreated>;
 
-export const CreateAgentBody = z.object({ name: z.string().trim().min(1, 'must not be empty').max(100) });
+export const CreateAgentBody = z.object({ name: StoredText().trim().min(1, 'must not be empty').max(100) });
 export type CreateAgentBody = z.infer<typeof CreateAgentBody>;
 
 export const AgentView = z.object({ agent_id: z.string(), name: z.string(), created_at: z.string() });

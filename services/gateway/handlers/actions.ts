@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actionsEndpoints as ep, ApproveBody, CreateActionBody, DenyBody, ListActionsQuery } from '@agent-auth/contracts';
+import { StoredText, actionsEndpoints as ep, ApproveBody, CreateActionBody, DenyBody, ListActionsQuery } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Authenticator } from './auth.js';
 import { addRoute } from './route.js';
 
-const RequestParams = z.object({ request_id: z.string().max(100) });
+const RequestParams = z.object({ request_id: StoredText().max(100) });
 
 /** Action requests: the agent's side (create, read, list) and the device's (pending, approve, deny). */
 export function actionRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator): void {

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors, isAppError } from '@agent-auth/errors';
 
 const BODY_LIMIT_TEXT = (limit: number) => `Request body is larger than the ${limit}-byte limit`;
@@ -21,6 +21,21 @@ function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): A
   if (status && status >= 400 && status < 500) return new AppError(status, 'BAD_REQUEST', err.message);
   return errors.internal('Internal error');
 }
+
+/** Fastify options that make the router's and the HTTP parser's own errors answer {"detail": …} too. */
+export const frameworkErrorOptions = {
+  frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') void reply.code(414).send({ detail: 'A path segment is longer than 200 characters' });
+    else if (error.code === 'FST_ERR_BAD_URL') void reply.code(400).send({ detail: 'The URL contains a segment that is not valid percent-encoding' });
+    else void reply.code(400).send({ detail: 'The request is not valid' });
+  },
+  clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:net').Socket) {
+    if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
+    const [status, text] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const body = JSON.stringify({ detail: status === 431 ? 'Request headers are too large' : 'Malformed HTTP request' });
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  },
+};
 
 /** Installs the JSON parser, the error mapper and the 404/405 answers, so every error body is {"detail": …}. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {

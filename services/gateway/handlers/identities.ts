@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { actionsEndpoints as ep, CreateAgentBody, CreateDeviceBody } from '@agent-auth/contracts';
+import { StoredText, actionsEndpoints as ep, CreateAgentBody, CreateDeviceBody } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Authenticator } from './auth.js';
 import { addRoute } from './route.js';
 
-const AgentParams = z.object({ agent_id: z.string().max(100) });
+const AgentParams = z.object({ agent_id: StoredText().max(100) });
 
 /** Accounts, devices and agents (DESIGN "Accounts and identities"). */
 export function identityRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator): void {
