@@ -1,0 +1,123 @@
+import { WaitTimeoutError } from './errors.js';
+import { send, sleep, type TransportOptions } from './http.js';
+import { FINAL_STATUSES } from './types.js';
+import type { Action, ActionRequestInput, ApiCallInput, ApiCallResult, HistoryQuery, SpendingSummary, VaultResponse, VaultService } from './types.js';
+
+export interface ClientOptions {
+  /** The agent's API key (starts with aa_). */
+  apiKey: string;
+  /** The service's base URL, ending in /api/v1, e.g. http://127.0.0.1:8080/api/v1. */
+  baseUrl: string;
+  /** Retries after a 429 (honouring Retry-After) before RateLimitedError is thrown; default 3. */
+  maxRetries?: number;
+  /** Longest single wait for a Retry-After; default 60 000 ms. */
+  maxRetryDelayMs?: number;
+  /** A fetch implementation; the global fetch by default. */
+  fetch?: typeof fetch;
+}
+
+export interface WaitOptions {
+  /** Time between status polls; default 2000 ms (SPEC.md 4.10). */
+  intervalMs?: number;
+  /** Overall limit; WaitTimeoutError after it. Default: none (the request expires on its own, at most after 1 h). */
+  timeoutMs?: number;
+  /** Stops waiting at once; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** The agent-side client: request actions, learn their outcome, read history and spending, use the vault. */
+export class AgentAuthClient {
+  protected readonly transport: TransportOptions;
+
+  constructor(options: ClientOptions) {
+    if (!options.apiKey) throw new TypeError('apiKey is required');
+    if (!options.baseUrl) throw new TypeError('baseUrl is required (it ends in /api/v1)');
+    this.transport = {
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { 'x-api-key': options.apiKey },
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      maxRetries: options.maxRetries ?? 3,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    };
+  }
+
+  /** Creates an action request and returns at once (status pending, or approved/denied when a rule or limit decided). */
+  requestAction(input: ActionRequestInput, options: { signal?: AbortSignal } = {}): Promise<Action> {
+    return send<Action>(this.transport, 'POST', '/actions', input, options.signal);
+  }
+
+  /** Reads one request; a pending request past its expiry comes back expired. */
+  getStatus(requestId: string, options: { signal?: AbortSignal } = {}): Promise<Action> {
+    return send<Action>(this.transport, 'GET', `/actions/${encodeURIComponent(requestId)}`, undefined, options.signal);
+  }
+
+  /** Polls a request until it is approved, denied or expired, and returns it in that state. */
+  async waitForResult(requestId: string, options: WaitOptions = {}): Promise<Action> {
+    const intervalMs = options.intervalMs ?? 2000;
+    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    for (;;) {
+      const action = await this.getStatus(requestId, { signal: options.signal });
+      if (FINAL_STATUSES.includes(action.status)) return action;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitTimeoutError(action, options.timeoutMs!);
+      // Never sleep past the deadline, but read once more right at it.
+      await sleep(Math.min(intervalMs, left), options.signal);
+    }
+  }
+
+  /** Requests an action and waits for its outcome: the "ask before acting" call. */
+  async requestAndWait(input: ActionRequestInput, options: WaitOptions = {}): Promise<Action> {
+    const created = await this.requestAction(input, { signal: options.signal });
+    if (FINAL_STATUSES.includes(created.status)) return created;
+    return this.waitForResult(created.id, options);
+  }
+
+  /** Spending against every spending limit that applies to this agent. */
+  getSpendingSummary(options: { signal?: AbortSignal } = {}): Promise<SpendingSummary> {
+    return send<SpendingSummary>(this.transport, 'GET', '/agent/spending-summary', undefined, options.signal);
+  }
+
+  /** This agent's requests, newest first; a number is taken as the limit. */
+  async getHistory(query: number | HistoryQuery = {}, options: { signal?: AbortSignal } = {}): Promise<Action[]> {
+    const q = typeof query === 'number' ? { limit: query } : query;
+    const params = new URLSearchParams();
+    if (q.limit !== undefined) params.set('limit', String(q.limit));
+    if (q.status) params.set('status', q.status);
+    if (q.action_type) params.set('action_type', q.action_type);
+    const suffix = params.size ? `?${params}` : '';
+    const list = await send<{ actions: Action[] }>(this.transport, 'GET', `/actions${suffix}`, undefined, options.signal);
+    return list.actions;
+  }
+
+  /** The credentials the holder keeps in the vault (names, auth types, allowed hosts; never the secrets). */
+  async listVaultServices(options: { signal?: AbortSignal } = {}): Promise<VaultService[]> {
+    const list = await send<{ services: VaultService[] }>(this.transport, 'GET', '/vault/services', undefined, options.signal);
+    return list.services;
+  }
+
+  /** Creates the vault execution request for an API call (action_type system), without waiting. */
+  requestApiCall(input: ApiCallInput, options: { signal?: AbortSignal } = {}): Promise<Action> {
+    const method = input.method.toUpperCase();
+    const metadata: Record<string, unknown> = { vault_execute: true, service_name: input.service_name, method, url: input.url };
+    if (input.headers !== undefined) metadata.headers = input.headers;
+    if (input.body !== undefined) metadata.body = input.body;
+    const title = (input.title ?? `${method} ${input.url} via ${input.service_name}`).slice(0, 200);
+    return this.requestAction(
+      { action_type: 'system', title, description: input.description, risk_level: input.risk_level, expires_in_seconds: input.expires_in_seconds, metadata },
+      options,
+    );
+  }
+
+  /** Makes the approved call of a vault execution request; the service injects the credential. */
+  executeApproved(requestId: string, options: { signal?: AbortSignal } = {}): Promise<VaultResponse> {
+    return send<VaultResponse>(this.transport, 'POST', `/vault/execute/${encodeURIComponent(requestId)}`, undefined, options.signal);
+  }
+
+  /** Full vault flow: request the call, wait for the holder, then execute; response is null unless approved. */
+  async executeApiCall(input: ApiCallInput, options: WaitOptions = {}): Promise<ApiCallResult> {
+    const created = await this.requestApiCall(input, { signal: options.signal });
+    const action = FINAL_STATUSES.includes(created.status) ? created : await this.waitForResult(created.id, options);
+    if (action.status !== 'approved') return { action, response: null };
+    return { action, response: await this.executeApproved(action.id, { signal: options.signal }) };
+  }
+}

@@ -1,0 +1,15 @@
+export { AgentAuthClient, type ClientOptions, type WaitOptions } from './client.js';
+export { PaymentClient, type PaymentInput } from './payments.js';
+export {
+  AgentAuthError,
+  ValidationError,
+  UnauthorizedError,
+  QuotaExceededError,
+  ForbiddenError,
+  NotFoundError,
+  ConflictError,
+  RateLimitedError,
+  UpstreamError,
+  WaitTimeoutError,
+} from './errors.js';
+export * from './types.js';

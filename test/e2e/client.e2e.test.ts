@@ -1,0 +1,155 @@
+// The published client against the real service (all-in-one process on a real Postgres): every operation the
+// service serves today, each error an agent can provoke, and waitForResult resolving on approval, denial and expiry.
+import { ActionList, ActionView } from '@agent-auth/contracts';
+import {
+  AgentAuthClient,
+  AgentAuthError,
+  NotFoundError,
+  PaymentClient,
+  UnauthorizedError,
+  ValidationError,
+  WaitTimeoutError,
+  type Action,
+} from '@agent-auth/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, type ApiClient } from '../harness/http.js';
+import { startStack, type Stack } from '../harness/stack.js';
+import { createTestDatabase } from '../infra/database.js';
+
+// A type-level check that the client's hand-written Action stays assignable to the contracts' ActionView.
+const _sameShape: (a: Action) => ActionView = (a) => a;
+void _sameShape;
+
+describe('client library end to end (all-in-one)', () => {
+  let stack: Stack;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let api: ApiClient;
+  let acct: Awaited<ReturnType<ApiClient['newAccount']>>;
+  let client: AgentAuthClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    stack = await startStack({ mode: 'all-in-one', databaseUrl: db.url, name: 'client' });
+    api = apiClient(stack.baseUrl);
+    acct = await api.newAccount();
+    client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: `${stack.baseUrl}/` });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.drop();
+  });
+
+  const approveSoon = (id: string, body?: unknown) => setTimeout(() => void api.device(acct.device_id).post(`/actions/${id}/approve`, body), 300);
+
+  it('requests an action without blocking and reads its status; responses match the contracts', async () => {
+    const created = await client.requestAction({ action_type: 'purchase', title: 'Buy a book', amount: 12.5, risk_level: 'low', metadata: { order: 'A-1' } });
+    expect(ActionView.parse(created)).toBeTruthy();
+    expect(created).toMatchObject({ status: 'pending', action_type: 'purchase', amount_cents: 1250, risk_level: 'low', metadata: { order: 'A-1' } });
+    expect(created.id).toMatch(/^act_/);
+    const read = await client.getStatus(created.id);
+    expect(ActionView.parse(read)).toMatchObject({ id: created.id, status: 'pending', resolved_by: null });
+  });
+
+  it('waitForResult resolves on approval by the device', async () => {
+    const { id } = await client.requestAction({ action_type: 'communication', title: 'Send the weekly report' });
+    approveSoon(id);
+    const done = await client.waitForResult(id, { intervalMs: 100, timeoutMs: 10_000 });
+    expect(done).toMatchObject({ id, status: 'approved', resolved_by: 'biometric' });
+  });
+
+  it('waitForResult resolves on denial, with the reason', async () => {
+    const { id } = await client.requestAction({ action_type: 'social', title: 'Post a tweet' });
+    setTimeout(() => void api.device(acct.device_id).post(`/actions/${id}/deny`, { reason: 'not today' }), 300);
+    const done = await client.waitForResult(id, { intervalMs: 100, timeoutMs: 10_000 });
+    expect(done).toMatchObject({ id, status: 'denied', resolved_by: 'user', reason: 'not today' });
+  });
+
+  it('waitForResult resolves on expiry', async () => {
+    const { id } = await client.requestAction({ action_type: 'scheduling', title: 'Book a table', expires_in_seconds: 30 });
+    // Move the request's clock instead of waiting 30 s: expiry compares expires_at with now().
+    // postgres.js queries are lazy: .execute() sends it without awaiting.
+    setTimeout(() => void db.sql`update actions.requests set expires_at = now() - interval '1 second' where id = ${id}`.execute(), 300);
+    const done = await client.waitForResult(id, { intervalMs: 100, timeoutMs: 10_000 });
+    expect(done).toMatchObject({ id, status: 'expired', resolved_by: 'system' });
+  });
+
+  it('waitForResult polls every 2 s by default', async () => {
+    const { id } = await client.requestAction({ action_type: 'data_access', title: 'Read the CRM' });
+    approveSoon(id);
+    const started = Date.now();
+    await client.waitForResult(id);
+    // First read at once (pending), the second after the default 2 s interval.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    expect(Date.now() - started).toBeLessThan(3500);
+  });
+
+  it('waitForResult gives up with WaitTimeoutError after timeoutMs, and stops at once on abort', async () => {
+    const { id } = await client.requestAction({ action_type: 'legal', title: 'Sign the NDA' });
+    const timedOut = await client.waitForResult(id, { intervalMs: 100, timeoutMs: 400 }).catch((e: unknown) => e);
+    expect(timedOut).toBeInstanceOf(WaitTimeoutError);
+    expect((timedOut as WaitTimeoutError).action).toMatchObject({ id, status: 'pending' });
+
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('agent stopped')), 200);
+    await expect(client.waitForResult(id, { signal: controller.signal })).rejects.toThrow('agent stopped');
+    expect(Date.now() - started).toBeLessThan(1500);
+    await expect(client.getStatus(id, { signal: AbortSignal.abort() })).rejects.toThrow();
+  });
+
+  it('requestAndWait returns at once when a rule decides at creation', async () => {
+    const rule = await api.device(acct.device_id).post('/rules', { name: 'small comms', decision: 'auto_approve', action_type: 'communication', risk_level_max: 'low' });
+    if (rule.status === 404) return; // rules are being added by another change; nothing to check without them
+    const done = await client.requestAndWait({ action_type: 'communication', title: 'Say hi', risk_level: 'low' }, { intervalMs: 100, timeoutMs: 1000 });
+    expect(done).toMatchObject({ status: 'approved', rule_applied: 'small comms' });
+    await api.device(acct.device_id).delete(`/rules/${rule.body.rule_id}`);
+  });
+
+  it('lists history newest first with a limit and filters', async () => {
+    const fresh = await api.newAccount();
+    const own = new AgentAuthClient({ apiKey: fresh.api_key, baseUrl: stack.baseUrl });
+    const ids: string[] = [];
+    for (const title of ['one', 'two', 'three']) ids.push((await own.requestAction({ action_type: 'system', title })).id);
+    await api.device(fresh.device_id).post(`/actions/${ids[0]}/approve`);
+    const two = await own.getHistory(2);
+    expect(ActionList.parse({ actions: two }).actions.map((a) => a.title)).toEqual(['three', 'two']);
+    expect((await own.getHistory()).map((a) => a.id)).toEqual([...ids].reverse());
+    expect((await own.getHistory({ status: 'approved' })).map((a) => a.id)).toEqual([ids[0]]);
+    expect(await own.getHistory({ action_type: 'purchase' })).toEqual([]);
+  });
+
+  it('pays through the payment-only client', async () => {
+    const payments = new PaymentClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl });
+    const req = await payments.requestPayment({ amount: 42, merchant: 'Acme Books', description: 'Three paperbacks' });
+    expect(req).toMatchObject({ status: 'pending', action_type: 'purchase', amount: 42, currency: 'USD', recipient: 'Acme Books', description: 'Three paperbacks', reversible: false });
+    expect(req.title).toBe('Pay Acme Books 42.00 USD');
+    approveSoon(req.id, { payment_method: 'wallet_pay' });
+    expect(await payments.waitForResult(req.id, { intervalMs: 100, timeoutMs: 10_000 })).toMatchObject({ status: 'approved', resolved_by: 'wallet_pay' });
+  });
+
+  it('throws a typed error per status the agent can meet: 400, 401, 404', async () => {
+    const bad = await client.requestAction({ action_type: 'purchase', title: 'x', amount: -1 }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(ValidationError);
+    expect(bad).toBeInstanceOf(AgentAuthError);
+    expect(bad).toMatchObject({ status: 400, detail: expect.stringMatching(/^amount: must be positive/) });
+    // A value the type system forbids still reaches the service from untyped callers.
+    await expect(client.requestAction({ action_type: 'teleport' as never, title: 'x' })).rejects.toMatchObject({ name: 'ValidationError', detail: expect.stringMatching(/^action_type: /) });
+    await expect(client.getHistory(0)).rejects.toBeInstanceOf(ValidationError);
+
+    const stranger = new AgentAuthClient({ apiKey: 'aa_abcdefghijkl_abcdefghijklmnopqrstuvwxyzABCDEF', baseUrl: stack.baseUrl });
+    await expect(stranger.getHistory()).rejects.toMatchObject({ name: 'UnauthorizedError', status: 401, detail: 'Invalid API key' });
+    await expect(stranger.getStatus('act_x')).rejects.toBeInstanceOf(UnauthorizedError);
+
+    const missing = await client.getStatus('act_doesnotexist').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({ status: 404, detail: "Action request 'act_doesnotexist' not found" });
+    await expect(client.waitForResult('act_doesnotexist', { intervalMs: 50 })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('reads the spending summary when the service serves it', async () => {
+    const probe = await api.agent(acct.api_key).get('/agent/spending-summary');
+    if (probe.status === 404 && /No route/.test(probe.body?.detail ?? '')) return; // route not deployed yet
+    const summary = await client.getSpendingSummary();
+    expect(summary).toMatchObject({ summaries: expect.any(Array) });
+  });
+});
