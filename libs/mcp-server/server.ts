@@ -1,0 +1,24 @@
+import { AgentAuthClient } from '@agent-auth/client';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerTools } from './tools.js';
+
+export interface ServerOptions {
+  apiKey: string;
+  /** Base URL ending in /api/v1. */
+  baseUrl: string;
+  /** Poll interval of the waiting tools; 2000 ms by default (SPEC.md 4.10). */
+  pollIntervalMs?: number;
+}
+
+export const SERVER_NAME = 'agent-auth';
+export const SERVER_VERSION = '0.1.0';
+
+/** Builds the MCP server with the seven agent-auth tools; connect it to a transport to serve. */
+export function createServer(options: ServerOptions): McpServer {
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    { instructions: 'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.' },
+  );
+  registerTools(server, new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl }), { pollIntervalMs: options.pollIntervalMs });
+  return server;
+}
