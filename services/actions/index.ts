@@ -14,7 +14,8 @@ import { startExpirySweeper } from './handlers/expiry.js';
 import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
 import type { ActionsDeps } from './handlers/deps.js';
 
-export type { PolicyDecider, Decision, DecisionInput } from './handlers/decision.js';
+export type { PolicyDecider, Decision, DecisionInput, SpendInput } from './handlers/decision.js';
+export { policyOverBus } from './handlers/policy-client.js';
 
 /** Migrates the actions schema, serves the actions endpoints on the bus and runs the expiry sweeper. */
 export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: Keyring; config: Config; log: Logger; policy?: PolicyDecider }) {

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import { startActionsService } from '@agent-auth/actions';
+import { policyOverBus, startActionsService } from '@agent-auth/actions';
 import { connectNatsBus, createInProcessBus, type Bus } from '@agent-auth/bus';
 import { loadConfig } from '@agent-auth/config';
 import { connectDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '@agent-auth/db';
 import { parseKeyring } from '@agent-auth/encryption';
 import { startGateway } from '@agent-auth/gateway';
+import { startPolicyService } from '@agent-auth/policy';
 import { untilSignal } from '@agent-auth/lifecycle';
 import { createLogger } from '@agent-auth/logging';
 import { announceDemoAccount, ensureDataDir, localKeyringSpec } from './local-setup.js';
@@ -27,13 +28,15 @@ const bus: Bus = config.NATS_URL
   : createInProcessBus({ prefix: config.BUS_PREFIX, timeoutMs: config.BUS_TIMEOUT_MS });
 
 try {
-  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }) });
+  const policy = await startPolicyService({ bus, sql, config, log: log.child({ component: 'policy' }) });
+  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }), policy: policyOverBus(bus) });
   const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }) });
   log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
   if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
   await untilSignal(log);
   await gateway.stop();
   await actions.stop();
+  await policy.stop();
 } finally {
   await bus.close();
   await sql.end({ timeout: 5 });

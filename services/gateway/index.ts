@@ -8,6 +8,7 @@ import { createAuthenticator } from './handlers/auth.js';
 import { frameworkErrorOptions, installErrorHandling } from './handlers/http-errors.js';
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
+import { policyRoutes } from './handlers/policy.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -49,6 +50,7 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
     async (api) => {
       identityRoutes(api, deps.bus, auth);
       actionRoutes(api, deps.bus, auth);
+      policyRoutes(api, deps.bus, auth);
     },
     { prefix: API_PREFIX },
   );

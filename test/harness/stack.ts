@@ -72,6 +72,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 const SERVICES: Record<string, { entry: string; ready: string }> = {
   actions: { entry: 'services/actions/dist/main.js', ready: 'actions service ready' },
+  policy: { entry: 'services/policy/dist/main.js', ready: 'policy service ready' },
   gateway: { entry: 'services/gateway/dist/main.js', ready: 'gateway listening' },
 };
 
@@ -113,6 +114,7 @@ export async function startStack(options: {
   if (options.mode === 'processes') {
     if (!options.natsUrl) throw new Error('processes mode needs NATS');
     await addProcess('actions');
+    await addProcess('policy');
     const gateway = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
     children.push(gateway.child);
     baseUrl = gateway.ready.url as string;

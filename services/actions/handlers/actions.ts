@@ -63,7 +63,11 @@ export function actionHandlers(deps: ActionsDeps): BoundHandler[] {
           { event: 'created', actor: `agent:${agent.agent_id}`, detail: { action_type: body.action_type, risk_level: body.risk_level, amount_cents: amountCents } },
           ...(resolved ? [{ event: decision.outcome, actor: decision.resolved_by, detail: { rule_applied: decision.rule_applied } }] : []),
         ],
-      );
+      ).catch(async (err: unknown) => {
+        // An approval the policy counted must not keep counting for a request that was never stored.
+        if (decision.outcome !== 'pending' && decision.spend_recorded) await deps.policy.releaseSpend({ action_id: id, account_id: agent.account_id }, ctx);
+        throw err;
+      });
       ctx.log.info({ action_id: id, status: row.status }, 'action created');
       return toActionView(row, body.metadata ?? {});
     }),

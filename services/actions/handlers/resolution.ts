@@ -1,6 +1,6 @@
-import { actionsEndpoints as ep, type DevicePrincipal } from '@agent-auth/contracts';
+import { actionsEndpoints as ep, type ActionType, type DevicePrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
-import { handle, type BoundHandler } from '@agent-auth/bus';
+import { handle, type BoundHandler, type RequestContext } from '@agent-auth/bus';
 import type { RequestRow } from '../store/rows.js';
 import type { ActionsDeps } from './deps.js';
 import { metadataOf, withLazyExpiry } from './actions.js';
@@ -28,6 +28,19 @@ async function lostRace(deps: ActionsDeps, device: DevicePrincipal, id: string):
   throw notPending(row);
 }
 
+/**
+ * Takes back the spend an approval recorded once that approval did not go through, but only when the request
+ * can no longer be approved (denied, or past its expiry). Recording is per action, so another approval racing
+ * this one may be counting on the very same row; while the request is still approvable, or when its state cannot
+ * be read, the spend stays: over-counting is the safe side.
+ */
+async function releaseIfNeverApproved(deps: ActionsDeps, spend: { action_id: string; account_id: string }, ctx: RequestContext): Promise<void> {
+  const found = await deps.requests.findForAccount(spend.action_id, spend.account_id).catch(() => undefined);
+  // Lazy expiry settles "past its expiry" on the database's clock, the one approvals are checked against.
+  const current = found && (await withLazyExpiry(deps, found).catch(() => undefined));
+  if (current?.status === 'denied' || current?.status === 'expired') await deps.policy.releaseSpend(spend, ctx);
+}
+
 /** The device's pending list, and approving or denying a request. */
 export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
   return [
@@ -48,10 +61,21 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
         if (row.amount_cents === null) throw errors.badRequest('payment_method: wallet_pay needs a request with an amount');
         resolvedBy = 'wallet_pay';
       }
+      // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
+      // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
+      // unseen); recording is idempotent per action, so racing approvals of one request count it once.
+      const spend = row.amount_cents === null ? null : { action_id: id, account_id: device.account_id, agent_id: row.agent_id, action_type: row.action_type as ActionType, amount_cents: Number(row.amount_cents), currency: row.currency };
+      if (spend) await deps.policy.recordSpend(spend, ctx);
       const updated = await deps.requests.resolve(id, device.account_id, { status: 'approved', resolved_by: resolvedBy }, {
         event: 'approved', actor: `device:${device.device_ref}`, detail: { method: resolvedBy },
+      }).catch(async (err: unknown) => {
+        if (spend) await releaseIfNeverApproved(deps, spend, ctx);
+        throw err;
       });
-      if (!updated) return lostRace(deps, device, id);
+      if (!updated) {
+        if (spend) await releaseIfNeverApproved(deps, spend, ctx);
+        return lostRace(deps, device, id);
+      }
       ctx.log.info({ action_id: id, resolved_by: resolvedBy }, 'action approved');
       return toActionView(updated, metadataOf(deps, updated));
     }),

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { StoredText } from '../validation.js';
+import { toCents } from '../amounts.js';
+import { ActionType, RiskLevel } from '../enums.js';
+import { fieldLimits } from './actions.js';
+
+export const ruleDecisions = ['auto_approve', 'auto_deny'] as const;
+export const RuleDecision = z.enum(ruleDecisions);
+export type RuleDecision = z.infer<typeof RuleDecision>;
+
+export const limitPeriods = ['daily', 'weekly', 'monthly'] as const;
+export const LimitPeriod = z.enum(limitPeriods);
+export type LimitPeriod = z.infer<typeof LimitPeriod>;
+
+export const policyLimits = {
+  ruleName: 200,
+  rulesPerAccount: 500,
+  limitsPerAccount: 100,
+  // The largest action amount (fieldLimits.maxAmount dollars) in cents: a larger cap could never matter.
+  maxAmountCents: fieldLimits.maxAmount * 100,
+} as const;
+
+// Agents are named by their public id (agt_…); anything else can never match, so it is refused at once.
+const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, "must be an agent id (agt_…)");
+
+/** Body of POST /rules (SPEC 2.3). Unset or null filters match everything. */
+export const CreateRuleBody = z.object({
+  name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
+  decision: RuleDecision,
+  action_type: ActionType.nullish().transform((v) => v ?? null),
+  agent_id: AgentId.nullish().transform((v) => v ?? null),
+  risk_level_max: RiskLevel.nullish().transform((v) => v ?? null),
+  amount_max_cents: z
+    .number()
+    .int('must be a whole number of cents')
+    .min(0)
+    .max(policyLimits.maxAmountCents)
+    .nullish()
+    .transform((v) => v ?? null),
+});
+export type CreateRuleBody = z.infer<typeof CreateRuleBody>;
+
+/** A stored rule; `rule_id` is the id SPEC uses in paths, `id` the same value under the name every record uses. */
+export const RuleView = z.object({
+  id: z.string(),
+  rule_id: z.string(),
+  name: z.string(),
+  decision: RuleDecision,
+  action_type: ActionType.nullable(),
+  agent_id: z.string().nullable(),
+  risk_level_max: RiskLevel.nullable(),
+  amount_max_cents: z.number().int().nullable(),
+  created_at: z.string(),
+});
+export type RuleView = z.infer<typeof RuleView>;
+
+export const RuleList = z.object({ rules: z.array(RuleView) });
+export type RuleList = z.infer<typeof RuleList>;
+
+/** Body of POST /spending-limits (SPEC 2.4): amount_limit is in dollars (USD). */
+export const CreateSpendingLimitBody = z.object({
+  period: LimitPeriod,
+  amount_limit: z
+    .number()
+    .positive('must be positive')
+    .max(fieldLimits.maxAmount)
+    .refine((n) => toCents(n) >= 1, 'must be at least 0.01'),
+  agent_id: AgentId.nullish().transform((v) => v ?? null),
+  action_type: ActionType.nullish().transform((v) => v ?? null),
+});
+export type CreateSpendingLimitBody = z.infer<typeof CreateSpendingLimitBody>;
+
+/** A stored spending limit; `limit_id` per SPEC, `id` the same value. Limits are in USD. */
+export const SpendingLimitView = z.object({
+  id: z.string(),
+  limit_id: z.string(),
+  period: LimitPeriod,
+  amount_limit: z.number(),
+  currency: z.literal('USD'),
+  agent_id: z.string().nullable(),
+  action_type: ActionType.nullable(),
+  created_at: z.string(),
+});
+export type SpendingLimitView = z.infer<typeof SpendingLimitView>;
+
+export const SpendingLimitList = z.object({ spending_limits: z.array(SpendingLimitView) });
+export type SpendingLimitList = z.infer<typeof SpendingLimitList>;
+
+/** One entry of GET /agent/spending-summary (SPEC 2.5), figures in dollars; the window bounds say when it resets. */
+export const SpendingSummaryEntry = z.object({
+  limit_id: z.string(),
+  period: LimitPeriod,
+  limit: z.number(),
+  spent: z.number(),
+  remaining: z.number(),
+  utilization: z.number(),
+  agent_id: z.string().nullable(),
+  action_type: ActionType.nullable(),
+  period_start: z.string(),
+  period_end: z.string(),
+});
+export type SpendingSummaryEntry = z.infer<typeof SpendingSummaryEntry>;
+
+export const SpendingSummary = z.object({ agent_id: z.string(), summaries: z.array(SpendingSummaryEntry) });
+export type SpendingSummary = z.infer<typeof SpendingSummary>;

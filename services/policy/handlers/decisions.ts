@@ -1,0 +1,130 @@
+import { fromCents, policyEndpoints as ep, type DecideRequest, type PolicyDecision } from '@agent-auth/contracts';
+import { handle, type BoundHandler } from '@agent-auth/bus';
+import type { LimitRow, RuleRow } from '../store/rows.js';
+import type { SpendOps, SpendScope } from '../store/spend.js';
+import type { PolicyDeps } from './deps.js';
+import { firstExceededLimit, limitApplies, summarize } from './limit-checks.js';
+import { periodWindow } from './period-windows.js';
+import { firstMatchingRule } from './rule-matching.js';
+
+const PENDING: PolicyDecision = { outcome: 'pending' };
+
+function byRule(rule: RuleRow, spendRecorded: boolean): PolicyDecision {
+  return {
+    outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
+    resolved_by: `rule:${rule.name}`,
+    rule_applied: rule.name,
+    spend_recorded: spendRecorded,
+  };
+}
+
+function scopeOf(limit: LimitRow, now: Date): SpendScope {
+  return { id: limit.id, ...periodWindow(limit.period, now), agent_id: limit.agent_id, action_type: limit.action_type };
+}
+
+/**
+ * Checks the covering limits against the spend so far, then the rule. Limits come first (they override
+ * auto_approve rules); an approval is recorded as spend through the same `ops`, so when `ops` holds the
+ * account's lock, the check and the record are one step no other request of the account can interleave with.
+ */
+async function checkLimitsThenRule(deps: PolicyDeps, ops: SpendOps, req: DecideRequest & { amount_cents: number }, covering: LimitRow[], rule: RuleRow | undefined): Promise<PolicyDecision> {
+  const now = deps.now();
+  const spent = await ops.spentIn(covering.map((l) => scopeOf(l, now)));
+  const over = firstExceededLimit(
+    covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent.get(limit.id) ?? 0 })),
+    req.amount_cents,
+  );
+  if (over) {
+    return {
+      outcome: 'denied',
+      resolved_by: `spending_limit:${over.limit.id}`,
+      rule_applied: null,
+      spending_limit_exceeded: { period: over.limit.period, limit: fromCents(over.limit_cents), spent: fromCents(over.spent_cents), requested: fromCents(req.amount_cents) },
+      spend_recorded: false,
+    };
+  }
+  if (!rule) return PENDING;
+  if (rule.decision === 'auto_deny') return byRule(rule, false);
+  const recorded = await ops.record({ ...spendOf(req), approved_by: 'rule', approved_at: now });
+  return byRule(rule, recorded);
+}
+
+function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_type' | 'currency'> & { amount_cents: number }) {
+  return { action_id: req.action_id, agent_id: req.agent_id, action_type: req.action_type, amount_cents: req.amount_cents, currency: req.currency };
+}
+
+/** The automatic decision on a new request (SPEC 3, DESIGN "Rules" and "Spending limits"). */
+export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
+  const [rules, limits] = await Promise.all([deps.rules.list(req.account_id), deps.limits.list(req.account_id)]);
+  const rule = firstMatchingRule(rules, req);
+  const amount = req.amount_cents;
+  const covering = amount === null ? [] : limits.filter((l) => limitApplies(l, req));
+
+  if (amount === null || covering.length === 0) {
+    if (!rule) return PENDING;
+    // Spend is recorded even where no limit covers it yet: a limit created later this period must see it.
+    const recorded = rule.decision === 'auto_approve' && amount !== null
+      && (await deps.spend.unlocked(req.account_id).record({ ...spendOf({ ...req, amount_cents: amount }), approved_by: 'rule', approved_at: deps.now() }));
+    return byRule(rule, recorded);
+  }
+  if (req.currency !== 'USD') {
+    // Limits are in USD and there is no exchange rate to check this amount against them: a person decides.
+    // Denying is always within a limit, so an auto_deny rule still applies.
+    return rule?.decision === 'auto_deny' ? byRule(rule, false) : PENDING;
+  }
+  const checkable = { ...req, amount_cents: amount };
+  // Only an approval adds spend, so only a request a rule would approve needs the account's lock; the others
+  // read the committed spend, which can only make them err towards "pending" for a person.
+  if (rule?.decision === 'auto_approve') {
+    return deps.spend.underAccountLock(req.account_id, (ops) => checkLimitsThenRule(deps, ops, checkable, covering, rule));
+  }
+  return checkLimitsThenRule(deps, deps.spend.unlocked(req.account_id), checkable, covering, rule);
+}
+
+/** Deciding on new requests, counting approvals by a person, and the spending summary. */
+export function decisionHandlers(deps: PolicyDeps): BoundHandler[] {
+  return [
+    handle(ep.decide, async (req, ctx) => {
+      const decision = await decide(deps, req);
+      ctx.log.debug({ action_id: req.action_id, outcome: decision.outcome }, 'policy decision');
+      return decision;
+    }),
+
+    handle(ep.recordSpend, async (req, ctx) => {
+      // Under the account's lock, so that a decision in flight never reads the spend from before this approval
+      // and then adds its own on top. The approval itself is not refused here: see docs/decisions.md "Policy".
+      const recorded = await deps.spend.underAccountLock(req.account_id, (ops) =>
+        ops.record({ ...spendOf(req), approved_by: 'person', approved_at: deps.now() }),
+      );
+      ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
+      return { recorded };
+    }),
+
+    handle(ep.releaseSpend, async ({ account_id, action_id }, ctx) => {
+      const released = await deps.spend.release(account_id, action_id);
+      if (released) ctx.log.info({ action_id }, 'spend released');
+      return { released };
+    }),
+
+    handle(ep.spendingSummary, async ({ agent }) => {
+      const now = deps.now();
+      const limits = (await deps.limits.list(agent.account_id)).filter((l) => l.agent_id === null || l.agent_id === agent.agent_id);
+      const spent = await deps.spend.unlocked(agent.account_id).spentIn(limits.map((l) => scopeOf(l, now)));
+      return {
+        agent_id: agent.agent_id,
+        summaries: limits.map((l) => {
+          const window = periodWindow(l.period, now);
+          return {
+            limit_id: l.id,
+            period: l.period,
+            ...summarize(l.amount_limit_cents, spent.get(l.id) ?? 0),
+            agent_id: l.agent_id,
+            action_type: l.action_type,
+            period_start: window.start.toISOString(),
+            period_end: window.end.toISOString(),
+          };
+        }),
+      };
+    }),
+  ];
+}
