@@ -4,6 +4,7 @@ import { migrate, packageDir, type Sql } from '@agent-auth/db';
 import type { Logger } from '@agent-auth/logging';
 import { policyEndpoints, type EndpointDef } from '@agent-auth/contracts';
 import { handle } from '@agent-auth/bus';
+import { createAccountPolicyStore } from './store/account-policy.js';
 import { createLimitStore } from './store/limits.js';
 import { createRuleStore } from './store/rules.js';
 import { createSpendStore } from './store/spend.js';
@@ -20,6 +21,7 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; config: Co
     rules: createRuleStore(sql),
     limits: createLimitStore(sql),
     spend: createSpendStore(sql),
+    accountPolicy: createAccountPolicyStore(sql),
     now: () => new Date(),
   };
   const health = handle(policyEndpoints.health as EndpointDef, async () => {

@@ -1,6 +1,6 @@
 import { fromCents, policyEndpoints as ep, type DecideRequest, type PolicyDecision } from '@agent-auth/contracts';
 import { handle, type BoundHandler } from '@agent-auth/bus';
-import type { LimitRow, RuleRow } from '../store/rows.js';
+import type { DecisionLimit, DecisionRule } from '../store/account-policy.js';
 import type { SpendOps, SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, limitApplies, summarize } from './limit-checks.js';
@@ -9,7 +9,7 @@ import { firstMatchingRule } from './rule-matching.js';
 
 const PENDING: PolicyDecision = { outcome: 'pending' };
 
-function byRule(rule: RuleRow, spendRecorded: boolean): PolicyDecision {
+function byRule(rule: DecisionRule, spendRecorded: boolean): PolicyDecision {
   return {
     outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
     resolved_by: `rule:${rule.name}`,
@@ -18,35 +18,27 @@ function byRule(rule: RuleRow, spendRecorded: boolean): PolicyDecision {
   };
 }
 
-function scopeOf(limit: LimitRow, now: Date): SpendScope {
+function scopeOf(limit: DecisionLimit, now: Date): SpendScope {
   return { id: limit.id, ...periodWindow(limit.period, now), agent_id: limit.agent_id, action_type: limit.action_type };
 }
 
-/**
- * Checks the covering limits against the spend so far, then the rule. Limits come first (they override
- * auto_approve rules); an approval is recorded as spend through the same `ops`, so when `ops` holds the
- * account's lock, the check and the record are one step no other request of the account can interleave with.
- */
-async function checkLimitsThenRule(deps: PolicyDeps, ops: SpendOps, req: DecideRequest & { amount_cents: number }, covering: LimitRow[], rule: RuleRow | undefined): Promise<PolicyDecision> {
-  const now = deps.now();
+type Checkable = DecideRequest & { amount_cents: number };
+
+/** The denial by the first covering limit that this request would take past its figure, if any. */
+async function limitDenial(ops: SpendOps, req: Checkable, covering: DecisionLimit[], now: Date): Promise<PolicyDecision | undefined> {
   const spent = await ops.spentIn(covering.map((l) => scopeOf(l, now)));
   const over = firstExceededLimit(
     covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent.get(limit.id) ?? 0 })),
     req.amount_cents,
   );
-  if (over) {
-    return {
-      outcome: 'denied',
-      resolved_by: `spending_limit:${over.limit.id}`,
-      rule_applied: null,
-      spending_limit_exceeded: { period: over.limit.period, limit: fromCents(over.limit_cents), spent: fromCents(over.spent_cents), requested: fromCents(req.amount_cents) },
-      spend_recorded: false,
-    };
-  }
-  if (!rule) return PENDING;
-  if (rule.decision === 'auto_deny') return byRule(rule, false);
-  const recorded = await ops.record({ ...spendOf(req), approved_by: 'rule', approved_at: now });
-  return byRule(rule, recorded);
+  if (!over) return undefined;
+  return {
+    outcome: 'denied',
+    resolved_by: `spending_limit:${over.limit.id}`,
+    rule_applied: null,
+    spending_limit_exceeded: { period: over.limit.period, limit: fromCents(over.limit_cents), spent: fromCents(over.spent_cents), requested: fromCents(req.amount_cents) },
+    spend_recorded: false,
+  };
 }
 
 function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_type' | 'currency'> & { amount_cents: number }) {
@@ -55,7 +47,7 @@ function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_typ
 
 /** The automatic decision on a new request (SPEC 3, DESIGN "Rules" and "Spending limits"). */
 export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
-  const [rules, limits] = await Promise.all([deps.rules.list(req.account_id), deps.limits.list(req.account_id)]);
+  const { rules, limits } = await deps.accountPolicy.forAccount(req.account_id);
   const rule = firstMatchingRule(rules, req);
   const amount = req.amount_cents;
   const covering = amount === null ? [] : limits.filter((l) => limitApplies(l, req));
@@ -72,13 +64,21 @@ export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<Poli
     // Denying is always within a limit, so an auto_deny rule still applies.
     return rule?.decision === 'auto_deny' ? byRule(rule, false) : PENDING;
   }
-  const checkable = { ...req, amount_cents: amount };
-  // Only an approval adds spend, so only a request a rule would approve needs the account's lock; the others
-  // read the committed spend, which can only make them err towards "pending" for a person.
-  if (rule?.decision === 'auto_approve') {
-    return deps.spend.underAccountLock(req.account_id, (ops) => checkLimitsThenRule(deps, ops, checkable, covering, rule));
-  }
-  return checkLimitsThenRule(deps, deps.spend.unlocked(req.account_id), checkable, covering, rule);
+  const checkable: Checkable = { ...req, amount_cents: amount };
+  // Limits come before rules (they override auto_approve). Spend only grows, so a denial read from the committed
+  // spend without the lock stands, and a burst past a limit is refused without queueing on it.
+  const denial = await limitDenial(deps.spend.unlocked(req.account_id), checkable, covering, deps.now());
+  if (denial) return denial;
+  if (rule?.decision !== 'auto_approve') return rule ? byRule(rule, false) : PENDING;
+  // Approving adds spend: check again and record under the account's lock, as one step that no other request
+  // of the account, on any replica, can interleave with.
+  return deps.spend.underAccountLock(req.account_id, async (ops) => {
+    const now = deps.now();
+    const lockedDenial = await limitDenial(ops, checkable, covering, now);
+    if (lockedDenial) return lockedDenial;
+    const recorded = await ops.record({ ...spendOf(checkable), approved_by: 'rule', approved_at: now });
+    return byRule(rule, recorded);
+  });
 }
 
 /** Deciding on new requests, counting approvals by a person, and the spending summary. */
