@@ -65,8 +65,9 @@ export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<Poli
     return rule?.decision === 'auto_deny' ? byRule(rule, false) : PENDING;
   }
   const checkable: Checkable = { ...req, amount_cents: amount };
-  // Limits come before rules (they override auto_approve). Spend only grows, so a denial read from the committed
-  // spend without the lock stands, and a burst past a limit is refused without queueing on it.
+  // Limits come before rules (they override auto_approve). Spend only grows (a release takes back an approval
+  // that never happened), so a denial read from the committed spend without the lock stands, and a burst past a
+  // limit is refused without queueing on the lock.
   const denial = await limitDenial(deps.spend.unlocked(req.account_id), checkable, covering, deps.now());
   if (denial) return denial;
   if (rule?.decision !== 'auto_approve') return rule ? byRule(rule, false) : PENDING;
