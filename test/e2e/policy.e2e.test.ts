@@ -221,6 +221,10 @@ for (const { mode, skip } of modes) {
         spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 },
       });
       expect((await api.agent(acct.api_key).get(`/actions/${over.id}`)).body.spending_limit_exceeded).toEqual({ period: 'daily', limit: 100, spent: 60, requested: 50 });
+      // The audit record keeps the figures the denial was based on.
+      const trail = await db.sql`select event, actor, detail from actions.audit_events where request_id = ${over.id} order by id`;
+      expect(trail.map((e) => [e.event, e.actor])).toEqual([['created', `agent:${acct.agent_id}`], ['denied', `spending_limit:${daily.limit_id}`]]);
+      expect(trail[1]!.detail).toEqual({ rule_applied: null, spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 } });
       const exact = await buy(acct.api_key, 40);
       expect(exact.status).toBe('pending');
       expect(exact.spending_limit_exceeded).toBeUndefined();

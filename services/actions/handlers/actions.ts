@@ -23,6 +23,13 @@ export function metadataOf(deps: ActionsDeps, row: Pick<RequestRow, 'id' | 'meta
   return JSON.parse(deps.keyring.decrypt(row.metadata_enc, `request:${row.id}:metadata`)) as Record<string, unknown>;
 }
 
+/** What the audit keeps of an automatic decision: the rule, or the limit figures that were exceeded. */
+function decisionDetail(decision: { rule_applied: string | null; spending_limit_exceeded?: unknown }): Record<string, unknown> {
+  return decision.spending_limit_exceeded
+    ? { rule_applied: null, spending_limit_exceeded: decision.spending_limit_exceeded }
+    : { rule_applied: decision.rule_applied };
+}
+
 /** Applies lazy expiry: a pending request past its expiry is expired now, and the row as it then is returned. */
 export async function withLazyExpiry(deps: ActionsDeps, row: RequestRow): Promise<RequestRow> {
   if (row.status !== 'pending' || row.expires_at.getTime() > Date.now()) return row;
@@ -61,7 +68,7 @@ export function actionHandlers(deps: ActionsDeps): BoundHandler[] {
         },
         [
           { event: 'created', actor: `agent:${agent.agent_id}`, detail: { action_type: body.action_type, risk_level: body.risk_level, amount_cents: amountCents } },
-          ...(resolved ? [{ event: decision.outcome, actor: decision.resolved_by, detail: { rule_applied: decision.rule_applied } }] : []),
+          ...(resolved ? [{ event: decision.outcome, actor: decision.resolved_by, detail: decisionDetail(decision) }] : []),
         ],
       ).catch(async (err: unknown) => {
         // An approval the policy counted must not keep counting for a request that was never stored.
