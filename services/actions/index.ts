@@ -7,9 +7,12 @@ import { actionsEndpoints, type EndpointDef } from '@agent-auth/contracts';
 import { handle } from '@agent-auth/bus';
 import { createIdentityStore } from './store/identities.js';
 import { createRequestStore } from './store/requests.js';
+import { createTotpStore } from './store/totp.js';
+import { createAccountStore } from './store/accounts.js';
 import { actionHandlers } from './handlers/actions.js';
 import { identityHandlers } from './handlers/identities.js';
 import { resolutionHandlers } from './handlers/resolution.js';
+import { accountHandlers } from './handlers/accounts.js';
 import { startExpirySweeper } from './handlers/expiry.js';
 import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
 import type { ActionsDeps } from './handlers/deps.js';
@@ -26,6 +29,8 @@ export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: 
     policy: input.policy ?? noAutomaticDecisions,
     requests: createRequestStore(sql),
     identities: createIdentityStore(sql),
+    totp: createTotpStore(sql),
+    accounts: createAccountStore(sql),
   };
   const health = handle(actionsEndpoints.health as EndpointDef, async () => {
     await sql`select 1`;
@@ -35,7 +40,7 @@ export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: 
     name: 'actions',
     version: '0.1.0',
     description: 'Action requests, identities, approvals and expiry',
-    handlers: [health, ...identityHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps)],
+    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps)],
     concurrency: config.BUS_CONCURRENCY,
     log,
   });

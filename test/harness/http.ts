@@ -27,8 +27,8 @@ export function apiClient(baseUrl: string) {
   return {
     call,
     /** Creates an account; returns its device id, API key and ids. */
-    async newAccount() {
-      const r = await call('POST', '/accounts', { body: {} });
+    async newAccount(body: Record<string, unknown> = {}) {
+      const r = await call('POST', '/accounts', { body });
       if (r.status !== 200) throw new Error(`account creation failed: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body as { account_id: string; device_id: string; agent_id: string; api_key: string; webhook_secret: string };
     },
@@ -39,6 +39,7 @@ export function apiClient(baseUrl: string) {
     device: (deviceId: string) => ({
       post: (path: string, body?: unknown) => call('POST', path, { body, headers: { 'x-device-id': deviceId } }),
       get: (path: string) => call('GET', path, { headers: { 'x-device-id': deviceId } }),
+      put: (path: string, body?: unknown) => call('PUT', path, { body, headers: { 'x-device-id': deviceId } }),
       delete: (path: string) => call('DELETE', path, { headers: { 'x-device-id': deviceId } }),
     }),
   };

@@ -98,6 +98,11 @@ export async function startStack(options: {
     HOST: '127.0.0.1',
     DB_POOL_SIZE: '4',
     ALLOW_INSECURE_HOSTS: '127.0.0.1,localhost',
+    // Generous plan quota and rate limits unless a test is about them (it passes the spec's values in env).
+    FREE_PLAN_MONTHLY_ACTIONS: '1000000',
+    RATE_LIMIT_AGENT: '1000000',
+    RATE_LIMIT_DEVICE: '1000000',
+    RATE_LIMIT_IP: '1000000',
     ...options.env,
   };
   const children: ChildProcess[] = [];

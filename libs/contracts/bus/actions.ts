@@ -4,7 +4,10 @@ import { defineEndpoint } from './envelope.js';
 import {
   ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList,
 } from '../http/actions.js';
-import { AccountCreated, AgentCreated, AgentList, CreateAgentBody, CreateDeviceBody, DeviceCreated } from '../http/identities.js';
+import {
+  AccountCreated, AccountView, AgentCreated, AgentList, CreateAgentBody, CreateDeviceBody, DeviceCreated, PublicKeySet, SetPlanBody,
+  SetPublicKeyBody, TotpEnrolled,
+} from '../http/identities.js';
 
 /** Who an authenticated agent is; attached by the gateway to every agent message. */
 export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
@@ -27,6 +30,10 @@ export const actionsEndpoints = {
   createAgent: defineEndpoint('actions', 'create_agent', z.object({ device: DevicePrincipal, body: CreateAgentBody }), AgentCreated),
   listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
   deleteAgent: defineEndpoint('actions', 'delete_agent', z.object({ device: DevicePrincipal, agent_id: ById }), Deleted),
+  setPublicKey: defineEndpoint('actions', 'set_public_key', z.object({ device: DevicePrincipal, body: SetPublicKeyBody }), PublicKeySet),
+  enrollTotp: defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
+  getAccount: defineEndpoint('actions', 'get_account', z.object({ device: DevicePrincipal }), AccountView),
+  setPlan: defineEndpoint('actions', 'set_plan', z.object({ device: DevicePrincipal, body: SetPlanBody }), AccountView),
   create: defineEndpoint('actions', 'create', z.object({ agent: AgentPrincipal, body: CreateActionBody }), ActionView),
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
   list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),

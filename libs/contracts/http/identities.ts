@@ -43,3 +43,27 @@ export const AgentCreated = AgentView.extend({ api_key: z.string(), webhook_secr
 export type AgentCreated = z.infer<typeof AgentCreated>;
 
 export const AgentList = z.object({ agents: z.array(AgentView) });
+
+/** Answer of POST /totp/enroll: the secret is shown this once (also inside otpauth_url, for a QR code). */
+export const TotpEnrolled = z.object({ secret: z.string(), otpauth_url: z.string() });
+export type TotpEnrolled = z.infer<typeof TotpEnrolled>;
+
+/** Body of PUT /device/public-key. */
+export const SetPublicKeyBody = z.object({ public_key: PublicKey });
+export type SetPublicKeyBody = z.infer<typeof SetPublicKeyBody>;
+
+export const PublicKeySet = z.object({ device_name: z.string().nullable(), has_public_key: z.literal(true), updated_at: z.string() });
+export type PublicKeySet = z.infer<typeof PublicKeySet>;
+
+/** GET /account: the plan and this calendar month's (UTC) use of its quota; monthly_quota is null when unlimited. */
+export const AccountView = z.object({
+  account_id: z.string(),
+  plan: Plan,
+  actions_this_month: z.number().int(),
+  monthly_quota: z.number().int().nullable(),
+});
+export type AccountView = z.infer<typeof AccountView>;
+
+/** Body of POST /account/plan. */
+export const SetPlanBody = z.object({ plan: Plan });
+export type SetPlanBody = z.infer<typeof SetPlanBody>;

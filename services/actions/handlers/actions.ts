@@ -7,6 +7,7 @@ import type { ActionsDeps } from './deps.js';
 import { toCents } from './amounts.js';
 import { vaultContentHash } from './content-hash.js';
 import { toActionView } from './views.js';
+import { quotaExceededDetail } from './accounts.js';
 
 /** The content hash of a vault execution request, or null for any other request. */
 function contentHashOf(body: CreateActionBody): string | null {
@@ -45,10 +46,16 @@ export function actionHandlers(deps: ActionsDeps): BoundHandler[] {
       const id = newId('action');
       const amountCents = body.amount == null ? null : toCents(body.amount);
       if (amountCents === 0) throw errors.badRequest('amount: must be at least 0.01');
+      // Every validated request counts against the plan quota, whatever its outcome; one refused here does not.
+      const quota = deps.config.FREE_PLAN_MONTHLY_ACTIONS;
+      if ((await deps.accounts.countAction(agent.account_id, quota)) === undefined) throw errors.quotaExceeded(quotaExceededDetail(quota));
       const decision = await deps.policy.decide(
         { action_id: id, account_id: agent.account_id, agent_id: agent.agent_id, action_type: body.action_type, risk_level: body.risk_level, amount_cents: amountCents, currency: body.currency },
         ctx,
-      );
+      ).catch(async (err: unknown) => {
+        await deps.accounts.uncountAction(agent.account_id);
+        throw err;
+      });
       const resolved = decision.outcome !== 'pending';
       const row = await deps.requests.insert(
         {
@@ -73,6 +80,7 @@ export function actionHandlers(deps: ActionsDeps): BoundHandler[] {
       ).catch(async (err: unknown) => {
         // An approval the policy counted must not keep counting for a request that was never stored.
         if (decision.outcome !== 'pending' && decision.spend_recorded) await deps.policy.releaseSpend({ action_id: id, account_id: agent.account_id }, ctx);
+        await deps.accounts.uncountAction(agent.account_id);
         throw err;
       });
       ctx.log.info({ action_id: id, status: row.status }, 'action created');

@@ -5,6 +5,8 @@ import type { Keyring } from '@agent-auth/encryption';
 import type { Logger } from '@agent-auth/logging';
 import type { IdentityStore } from '../store/identities.js';
 import type { RequestStore } from '../store/requests.js';
+import type { TotpStore } from '../store/totp.js';
+import type { AccountStore } from '../store/accounts.js';
 import type { PolicyDecider } from './decision.js';
 
 /** Everything the actions handlers need, passed in (no singletons). */
@@ -17,4 +19,6 @@ export interface ActionsDeps {
   policy: PolicyDecider;
   requests: RequestStore;
   identities: IdentityStore;
+  totp: TotpStore;
+  accounts: AccountStore;
 }

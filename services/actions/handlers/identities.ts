@@ -3,6 +3,7 @@ import { actionsEndpoints as ep, identityRevoked, newId, type CreateDeviceBody }
 import { errors } from '@agent-auth/errors';
 import { handle, type BoundHandler } from '@agent-auth/bus';
 import type { ActionsDeps } from './deps.js';
+import { parseDevicePublicKey } from './device-signatures.js';
 import { apiKeyId, deviceIdHash, isWellFormedDeviceId, newApiKey, newDeviceId, newWebhookSecret } from './credentials.js';
 
 // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane. Algorithm 2 is Argon2id.
@@ -13,9 +14,12 @@ function newDeviceRef(): string {
   return newId('device', 16).replace(/^dev_/, 'dvc_');
 }
 
-function normalizePublicKey(key: CreateDeviceBody['public_key']): string | null {
+/** Validates a device public key (400 naming the field) and returns the PEM SPKI form stored. */
+export function normalizePublicKey(key: CreateDeviceBody['public_key']): string | null {
   if (key === null || key === undefined) return null;
-  return typeof key === 'string' ? key : JSON.stringify(key);
+  const parsed = parseDevicePublicKey(key);
+  if (!parsed.ok) throw errors.badRequest(`public_key: ${parsed.reason}`);
+  return parsed.pem;
 }
 
 async function newAgentSecrets(deps: ActionsDeps, agentId: string) {

@@ -6,6 +6,8 @@ import type { ActionsDeps } from './deps.js';
 import { metadataOf, withLazyExpiry } from './actions.js';
 import { safeEqual } from './credentials.js';
 import { toActionView, toPendingItem } from './views.js';
+import { approvalMessage, verifyApprovalSignature } from './device-signatures.js';
+import { acceptTotpCode } from './totp.js';
 
 const PENDING_LIST_MAX = 500;
 
@@ -41,6 +43,24 @@ async function releaseIfNeverApproved(deps: ActionsDeps, spend: { action_id: str
   if (current?.status === 'denied' || current?.status === 'expired') await deps.policy.releaseSpend(spend, ctx);
 }
 
+/**
+ * Once a device has a public key, its approvals and denials must be signed over the approval message (DESIGN
+ * "Approve and deny"); 403 naming what is wrong otherwise. Devices without a key are not asked for one.
+ */
+async function checkDeviceSignature(
+  deps: ActionsDeps,
+  device: DevicePrincipal,
+  row: RequestRow,
+  decision: 'approve' | 'deny',
+  body: { signature?: string | null; timestamp?: string | null },
+): Promise<void> {
+  const publicKeyPem = await deps.identities.devicePublicKey(device.device_ref);
+  if (!publicKeyPem) return;
+  const message = approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: body.timestamp ?? '' });
+  const check = verifyApprovalSignature({ publicKeyPem, message, signature: body.signature, timestamp: body.timestamp, nowMs: Date.now() });
+  if (!check.ok) throw errors.forbidden(check.reason);
+}
+
 /** The device's pending list, and approving or denying a request. */
 export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
   return [
@@ -55,12 +75,11 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
         if (!body.content_hash) throw errors.forbidden('content_hash is required to approve a vault execution request');
         if (!safeEqual(body.content_hash.toLowerCase(), row.content_hash)) throw errors.forbidden('content_hash does not match the request (content hash mismatch)');
       }
-      if (body.totp_code) throw errors.forbidden('TOTP is not configured for this account');
-      let resolvedBy = 'biometric';
-      if (body.payment_method === 'wallet_pay') {
-        if (row.amount_cents === null) throw errors.badRequest('payment_method: wallet_pay needs a request with an amount');
-        resolvedBy = 'wallet_pay';
-      }
+      if (body.payment_method === 'wallet_pay' && row.amount_cents === null) throw errors.badRequest('payment_method: wallet_pay needs a request with an amount');
+      await checkDeviceSignature(deps, device, row, 'approve', body);
+      // Last of the checks, because accepting a TOTP code uses it up.
+      if (body.totp_code) await acceptTotpCode(deps, device.account_id, body.totp_code);
+      const resolvedBy = body.totp_code ? 'totp' : body.payment_method === 'wallet_pay' ? 'wallet_pay' : 'biometric';
       // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
       // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
       // unseen); recording is idempotent per action, so racing approvals of one request count it once.
@@ -81,7 +100,8 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
     }),
 
     handle(ep.deny, async ({ device, id, body }, ctx) => {
-      await pendingRequest(deps, device, id);
+      const row = await pendingRequest(deps, device, id);
+      await checkDeviceSignature(deps, device, row, 'deny', body);
       const updated = await deps.requests.resolve(id, device.account_id, { status: 'denied', resolved_by: 'user', reason: body.reason ?? null }, {
         event: 'denied', actor: `device:${device.device_ref}`, detail: { reason: body.reason ?? null },
       });

@@ -68,6 +68,26 @@ export function createIdentityStore(sql: Sql) {
       return row;
     },
 
+    /** The public key of a device (PEM SPKI), or null when it has none; approve and deny check it. */
+    async devicePublicKey(ref: string): Promise<string | null> {
+      const [row] = await sql<Array<{ public_key: string | null }>>`select public_key from actions.devices where ref = ${ref}`;
+      return row?.public_key ?? null;
+    },
+
+    /** Sets or rotates a device's public key. */
+    async setDevicePublicKey(ref: string, publicKey: string, actor: string): Promise<DeviceRow | undefined> {
+      const [row] = await sql<DeviceRow[]>`
+        with changed as (
+          update actions.devices set public_key = ${publicKey} where ref = ${ref} and revoked_at is null
+          returning ref, account_id, name, public_key, created_at
+        ), logged as (
+          insert into actions.audit_events (account_id, event, actor, detail)
+          select account_id, 'device_public_key_set', ${actor}, jsonb_build_object('device_ref', ref) from changed
+        )
+        select * from changed`;
+      return row;
+    },
+
     async deviceByIdHash(idHash: string): Promise<DeviceRow | undefined> {
       const [row] = await sql<DeviceRow[]>`
         select ref, account_id, name, public_key, created_at from actions.devices where id_hash = ${idHash} and revoked_at is null`;

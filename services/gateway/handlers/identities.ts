@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { StoredText, actionsEndpoints as ep, CreateAgentBody, CreateDeviceBody } from '@agent-auth/contracts';
+import { StoredText, actionsEndpoints as ep, CreateAgentBody, CreateDeviceBody, SetPlanBody, SetPublicKeyBody } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Authenticator } from './auth.js';
 import { addRoute } from './route.js';
@@ -28,5 +28,21 @@ export function identityRoutes(app: FastifyInstance, bus: Bus, auth: Authenticat
   addRoute(app, auth, {
     method: 'DELETE', url: '/agents/:agent_id', auth: 'device', params: AgentParams,
     handler: ({ principal, params, requestId }) => bus.request(ep.deleteAgent, { device: principal, agent_id: params.agent_id }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'PUT', url: '/device/public-key', auth: 'device', body: SetPublicKeyBody,
+    handler: ({ principal, body, requestId }) => bus.request(ep.setPublicKey, { device: principal, body }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'POST', url: '/totp/enroll', auth: 'device',
+    handler: ({ principal, requestId }) => bus.request(ep.enrollTotp, { device: principal }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'GET', url: '/account', auth: 'device',
+    handler: ({ principal, requestId }) => bus.request(ep.getAccount, { device: principal }, { requestId }),
+  });
+  addRoute(app, auth, {
+    method: 'POST', url: '/account/plan', auth: 'device', body: SetPlanBody,
+    handler: ({ principal, body, requestId }) => bus.request(ep.setPlan, { device: principal, body }, { requestId }),
   });
 }
