@@ -2,6 +2,7 @@ export * from './ids.js';
 export * from './enums.js';
 export * from './validation.js';
 export * from './amounts.js';
+export * from './content-hash.js';
 export * from './http/actions.js';
 export * from './http/identities.js';
 export * from './http/policy.js';

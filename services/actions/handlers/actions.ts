@@ -1,11 +1,10 @@
-import { actionsEndpoints as ep, newId, riskRank, VaultExecutionMetadata, describeZodError, type CreateActionBody } from '@agent-auth/contracts';
+import { actionsEndpoints as ep, newId, riskRank, vaultContentHash, VaultExecutionMetadata, describeZodError, type CreateActionBody } from '@agent-auth/contracts';
 import { checkCallbackUrl } from '@agent-auth/config';
 import { errors } from '@agent-auth/errors';
 import { handle, type BoundHandler } from '@agent-auth/bus';
 import type { RequestRow } from '../store/rows.js';
 import type { ActionsDeps } from './deps.js';
 import { toCents } from './amounts.js';
-import { vaultContentHash } from './content-hash.js';
 import { toActionView } from './views.js';
 import { quotaExceededDetail } from './accounts.js';
 

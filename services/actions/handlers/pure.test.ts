@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fromCents, toCents } from './amounts.js';
-import { vaultContentHash } from './content-hash.js';
 import { apiKeyId, deviceIdHash, isWellFormedDeviceId, newApiKey, newDeviceId, newWebhookSecret, safeEqual } from './credentials.js';
 
 describe('amounts', () => {
@@ -13,22 +11,6 @@ describe('amounts', () => {
     expect(toCents(19.994)).toBe(1999);
     expect(toCents(-2.675)).toBe(-268);
     expect(fromCents(1999)).toBe(19.99);
-  });
-});
-
-describe('vault content hash', () => {
-  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-
-  it('hashes the RFC 8785 canonical JSON of the call, method upper-cased, defaults filled', () => {
-    const expected = sha('{"body":null,"headers":{},"method":"GET","service_name":"github","url":"https://api.github.com/user"}');
-    expect(vaultContentHash({ service_name: 'github', method: 'get', url: 'https://api.github.com/user' })).toBe(expected);
-  });
-
-  it('is independent of key order and changes with any parameter', () => {
-    const base = { service_name: 's', method: 'POST', url: 'https://h/x', headers: { b: '2', a: '1' }, body: '{"n":1}' };
-    expect(vaultContentHash(base)).toBe(vaultContentHash({ ...base, headers: { a: '1', b: '2' } }));
-    expect(vaultContentHash(base)).not.toBe(vaultContentHash({ ...base, body: '{"n":2}' }));
-    expect(vaultContentHash(base)).not.toBe(vaultContentHash({ ...base, url: 'https://h/y' }));
   });
 });
 
