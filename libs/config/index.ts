@@ -28,6 +28,12 @@ export const ConfigSchema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   ALLOW_INSECURE_HOSTS: commaList,
+  VAULT_KEYS: z.string().optional(),
+  VAULT_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  VAULT_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(5_000),
+  // The response crosses the bus as JSON; keep it well below NATS max_payload (1 MiB by default).
+  VAULT_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(256 * 1024),
+  VAULT_EXTRA_CA_CERTS: z.string().optional(),
   DEMO_ACCOUNT: flag(true),
   LOG_REQUESTS: flag(true),
   FREE_PLAN_MONTHLY_ACTIONS: z.coerce.number().int().min(0).default(25),

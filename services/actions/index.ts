@@ -13,6 +13,7 @@ import { actionHandlers } from './handlers/actions.js';
 import { identityHandlers } from './handlers/identities.js';
 import { resolutionHandlers } from './handlers/resolution.js';
 import { accountHandlers } from './handlers/accounts.js';
+import { executionHandlers } from './handlers/execution.js';
 import { startExpirySweeper } from './handlers/expiry.js';
 import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
 import type { ActionsDeps } from './handlers/deps.js';
@@ -40,7 +41,7 @@ export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: 
     name: 'actions',
     version: '0.1.0',
     description: 'Action requests, identities, approvals and expiry',
-    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps)],
+    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps), ...executionHandlers(deps)],
     concurrency: config.BUS_CONCURRENCY,
     log,
   });

@@ -11,13 +11,18 @@ export function ensureDataDir(dataDir: string): string {
   return dir;
 }
 
-/** The actions keyring spec kept in the data folder, generated on first start (only when ACTIONS_KEYS is unset). */
-export function localKeyringSpec(dataDir: string): string {
+/**
+ * A keyring spec kept in the data folder's keys.json, generated on first use (only when its variable is unset).
+ * All-in-one holds both the actions and the vault keyring in one process; the split deployments give VAULT_KEYS to
+ * the vault executor alone.
+ */
+export function localKeyringSpec(dataDir: string, name: 'ACTIONS_KEYS' | 'VAULT_KEYS' = 'ACTIONS_KEYS'): string {
   const file = join(dataDir, 'keys.json');
-  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { ACTIONS_KEYS: string }).ACTIONS_KEYS;
-  const spec = generateKeyringSpec('k1');
-  writeFileSync(file, JSON.stringify({ ACTIONS_KEYS: spec }, null, 2) + '\n', { mode: 0o600 });
-  return spec;
+  const keys = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+  if (keys[name]) return keys[name];
+  keys[name] = generateKeyringSpec('k1');
+  writeFileSync(file, JSON.stringify(keys, null, 2) + '\n', { mode: 0o600 });
+  return keys[name];
 }
 
 /**

@@ -6,6 +6,7 @@ import { connectDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '@
 import { parseKeyring } from '@agent-auth/encryption';
 import { startGateway } from '@agent-auth/gateway';
 import { startPolicyService } from '@agent-auth/policy';
+import { startVaultExecutor } from '@agent-auth/vault-executor';
 import { untilSignal } from '@agent-auth/lifecycle';
 import { createLogger } from '@agent-auth/logging';
 import { announceDemoAccount, ensureDataDir, localKeyringSpec } from './local-setup.js';
@@ -16,6 +17,8 @@ const config = loadConfig();
 const log = createLogger({ service: 'all-in-one', level: config.LOG_LEVEL });
 const dataDir = ensureDataDir(config.DATA_DIR);
 const keyring = parseKeyring(config.ACTIONS_KEYS ?? localKeyringSpec(dataDir));
+// One process holds both keyrings here; split deployments give VAULT_KEYS to the vault executor only.
+const vaultKeyring = parseKeyring(config.VAULT_KEYS ?? localKeyringSpec(dataDir, 'VAULT_KEYS'));
 
 let embedded: EmbeddedPostgres | undefined;
 if (!config.DATABASE_URL) {
@@ -30,11 +33,13 @@ const bus: Bus = config.NATS_URL
 try {
   const policy = await startPolicyService({ bus, sql, config, log: log.child({ component: 'policy' }) });
   const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }), policy: policyOverBus(bus) });
+  const vault = await startVaultExecutor({ bus, sql, keyring: vaultKeyring, config, log: log.child({ component: 'vault-executor' }) });
   const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }) });
   log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
   if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
   await untilSignal(log);
   await gateway.stop();
+  await vault.stop();
   await actions.stop();
   await policy.stop();
 } finally {

@@ -9,6 +9,7 @@ import { frameworkErrorOptions, installErrorHandling } from './handlers/http-err
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
 import { policyRoutes } from './handlers/policy.js';
+import { vaultRoutes } from './handlers/vault.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -51,6 +52,7 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
       identityRoutes(api, deps.bus, auth);
       actionRoutes(api, deps.bus, auth);
       policyRoutes(api, deps.bus, auth);
+      vaultRoutes(api, deps.bus, auth, deps.config);
     },
     { prefix: API_PREFIX },
   );

@@ -74,6 +74,7 @@ const SERVICES: Record<string, { entry: string; ready: string }> = {
   actions: { entry: 'services/actions/dist/main.js', ready: 'actions service ready' },
   policy: { entry: 'services/policy/dist/main.js', ready: 'policy service ready' },
   gateway: { entry: 'services/gateway/dist/main.js', ready: 'gateway listening' },
+  'vault-executor': { entry: 'services/vault-executor/dist/main.js', ready: 'vault executor ready' },
 };
 
 /**
@@ -105,13 +106,17 @@ export async function startStack(options: {
     RATE_LIMIT_IP: '1000000',
     ...options.env,
   };
+  // Only the vault executor receives the vault keyring (the all-in-one process holds both).
+  const vaultKeys = options.env?.VAULT_KEYS ?? generateKeyringSpec('v1');
+  delete env.VAULT_KEYS;
   const children: ChildProcess[] = [];
   let baseUrl: string;
 
   const addProcess = async (service: string) => {
     const spec = SERVICES[service];
     if (!spec) throw new Error(`unknown service ${service}`);
-    const started = await spawnService(spec.entry, { ...env, NATS_URL: options.natsUrl! }, logFile, spec.ready);
+    const ownEnv = service === 'vault-executor' ? { VAULT_KEYS: vaultKeys } : {};
+    const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl! }, logFile, spec.ready);
     children.push(started.child);
     return started.child;
   };
@@ -120,12 +125,13 @@ export async function startStack(options: {
     if (!options.natsUrl) throw new Error('processes mode needs NATS');
     await addProcess('actions');
     await addProcess('policy');
+    await addProcess('vault-executor');
     const gateway = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
     children.push(gateway.child);
     baseUrl = gateway.ready.url as string;
   } else {
     const dataDir = mkdtempSync(join(tmpdir(), 'aa-aio-'));
-    const aio = await spawnService('services/all-in-one/dist/main.js', { ...env, DATA_DIR: dataDir, DEMO_ACCOUNT: 'false' }, logFile, 'gateway listening');
+    const aio = await spawnService('services/all-in-one/dist/main.js', { ...env, VAULT_KEYS: vaultKeys, DATA_DIR: dataDir, DEMO_ACCOUNT: 'false' }, logFile, 'gateway listening');
     children.push(aio.child);
     baseUrl = aio.ready.url as string;
   }

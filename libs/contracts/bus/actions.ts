@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { StoredText } from '../validation.js';
 import { defineEndpoint } from './envelope.js';
 import {
-  ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList,
+  ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList, VaultExecutionMetadata,
 } from '../http/actions.js';
 import {
   AccountCreated, AccountView, AgentCreated, AgentList, CreateAgentBody, CreateDeviceBody, DeviceCreated, PublicKeySet, SetPlanBody,
@@ -19,6 +19,31 @@ export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
 
 const Empty = z.object({}).loose();
 const ById = StoredText().min(1).max(100);
+
+/** What the actions service hands the vault executor for an approved request it has just marked as executing. */
+export const ClaimedExecution = z.object({
+  request_id: z.string(),
+  account_id: z.string(),
+  agent_id: z.string(),
+  content_hash: z.string(),
+  metadata: VaultExecutionMetadata,
+});
+export type ClaimedExecution = z.infer<typeof ClaimedExecution>;
+
+export const executionOutcomes = ['succeeded', 'refused', 'failed'] as const;
+
+/** One execution attempt for the request's audit trail: never the credential, never the upstream body. */
+export const ExecutionRecord = z.object({
+  agent: AgentPrincipal,
+  request_id: ById,
+  outcome: z.enum(executionOutcomes),
+  target_host: z.string().max(300).nullable(),
+  status_code: z.number().int().nullable(),
+  error_status: z.number().int().nullable(),
+  detail: z.string().max(500).nullable(),
+  latency_ms: z.number().int().min(0),
+});
+export type ExecutionRecord = z.infer<typeof ExecutionRecord>;
 
 /** The actions service's message catalog. */
 export const actionsEndpoints = {
@@ -40,4 +65,7 @@ export const actionsEndpoints = {
   pending: defineEndpoint('actions', 'pending', z.object({ device: DevicePrincipal }), PendingList),
   approve: defineEndpoint('actions', 'approve', z.object({ device: DevicePrincipal, id: ById, body: ApproveBody }), ActionView),
   deny: defineEndpoint('actions', 'deny', z.object({ device: DevicePrincipal, id: ById, body: DenyBody }), ActionView),
+  // A vault execution: the executor claims the approved request once, then records how the attempt went.
+  claimExecution: defineEndpoint('actions', 'claim_execution', z.object({ agent: AgentPrincipal, request_id: ById }), ClaimedExecution),
+  recordExecution: defineEndpoint('actions', 'record_execution', ExecutionRecord, z.object({ recorded: z.literal(true) })),
 } as const;

@@ -122,6 +122,32 @@ export function createRequestStore(sql: Sql) {
         select * from changed`;
     },
 
+    /**
+     * Marks an agent's approved vault execution request as executing, unless it already is; undefined when it is
+     * not (yet, or any more) executable. The conditional update is what makes a request run at most once.
+     */
+    async claimExecution(id: string, agentId: string, audit: AuditEntry): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`
+        with claimed as (
+          update actions.requests set execution_started_at = now()
+          where id = ${id} and agent_id = ${agentId} and status = 'approved' and content_hash is not null
+            and execution_started_at is null
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from claimed
+        )
+        select * from claimed`;
+      return row;
+    },
+
+    /** Appends one audit entry to a request's trail. */
+    async appendAudit(id: string, accountId: string, audit: AuditEntry): Promise<void> {
+      await sql`
+        insert into actions.audit_events (request_id, account_id, event, actor, detail)
+        values (${id}, ${accountId}, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)})`;
+    },
+
     /** The audit trail of one request, oldest first. */
     async auditTrail(id: string): Promise<Array<{ event: string; actor: string; detail: unknown; at: Date }>> {
       return sql`select event, actor, detail, at from actions.audit_events where request_id = ${id} order by id`;

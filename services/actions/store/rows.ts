@@ -23,6 +23,8 @@ export interface RequestRow {
   spending_limit_exceeded: { period: string; limit: number; spent: number; requested: number } | null;
   created_at: Date;
   expires_at: Date;
+  /** Set once, when the vault executor claims an approved vault execution request. */
+  execution_started_at?: Date | null;
   agent_name?: string;
 }
 

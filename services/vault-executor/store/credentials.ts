@@ -1,0 +1,54 @@
+import type { Sql } from '@agent-auth/db';
+
+/** A row of vault.credentials as postgres.js returns it; value_enc is ciphertext only. */
+export interface CredentialRow {
+  id: string;
+  account_id: string;
+  service_name: string;
+  auth_type: 'bearer' | 'api_key' | 'basic' | 'custom';
+  auth_header: string;
+  allowed_hosts: string[];
+  description: string | null;
+  value_enc: string;
+  created_at: Date;
+}
+
+/** Persistence of vault credentials (schema vault, owned by the vault executor alone). */
+export function createCredentialStore(sql: Sql) {
+  return {
+    /** Inserts a credential; undefined when the account already has one for that service name. */
+    async insert(row: Omit<CredentialRow, 'created_at'>): Promise<CredentialRow | undefined> {
+      const [created] = await sql<CredentialRow[]>`
+        insert into vault.credentials (id, account_id, service_name, auth_type, auth_header, allowed_hosts, description, value_enc)
+        values (${row.id}, ${row.account_id}, ${row.service_name}, ${row.auth_type}, ${row.auth_header},
+          ${row.allowed_hosts}, ${row.description}, ${row.value_enc})
+        on conflict (account_id, service_name) do nothing
+        returning *`;
+      return created;
+    },
+
+    /** An account's credentials, by service name. */
+    async listForAccount(accountId: string): Promise<CredentialRow[]> {
+      return sql<CredentialRow[]>`select * from vault.credentials where account_id = ${accountId} order by service_name`;
+    },
+
+    async countForAccount(accountId: string): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from vault.credentials where account_id = ${accountId}`;
+      return row!.n;
+    },
+
+    /** The credential an execution uses: the account's credential of that service name. */
+    async findByService(accountId: string, serviceName: string): Promise<CredentialRow | undefined> {
+      const [row] = await sql<CredentialRow[]>`
+        select * from vault.credentials where account_id = ${accountId} and service_name = ${serviceName}`;
+      return row;
+    },
+
+    /** Removes a credential for good; false when the account has none of that id. */
+    async delete(id: string, accountId: string): Promise<boolean> {
+      const rows = await sql`delete from vault.credentials where id = ${id} and account_id = ${accountId} returning id`;
+      return rows.length > 0;
+    },
+  };
+}
+export type CredentialStore = ReturnType<typeof createCredentialStore>;
