@@ -4,6 +4,7 @@ import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import { createLimiter, decodeReply, dispatch } from './dispatch.js';
 import type { BoundHandler, Bus } from './types.js';
+import { createInProcessActionEvents } from './in-process-action-events.js';
 
 interface Server {
   bound: BoundHandler;
@@ -23,6 +24,7 @@ export function createInProcessBus(options: { prefix?: string; timeoutMs: number
 
   return {
     kind: 'in-process',
+    actionEvents: createInProcessActionEvents(),
     async request(endpoint, payload, opts = {}) {
       const pool = servers.get(subjectOf(prefix, endpoint));
       if (!pool?.length) throw errors.unavailable(`The ${endpoint.service} service is not available`);

@@ -2,3 +2,4 @@ export type { Bus, BoundHandler, Handler, RequestContext, RequestOptions, Servic
 export { handle } from './dispatch.js';
 export { connectNatsBus } from './nats-bus.js';
 export { createInProcessBus } from './in-process-bus.js';
+export type { ActionEventStream, ConsumerSpec } from './action-event-stream.js';

@@ -5,6 +5,7 @@ import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import { createLimiter, decodeReply, dispatch } from './dispatch.js';
 import type { Bus } from './types.js';
+import { createJetStreamActionEvents } from './jetstream-action-events.js';
 
 const REQUEST_ID = 'x-request-id';
 
@@ -20,6 +21,7 @@ export async function connectNatsBus(options: { url: string; prefix: string; tim
 
   return {
     kind: 'nats',
+    actionEvents: createJetStreamActionEvents(nc, prefix, log),
     async request(endpoint, payload, opts = {}) {
       const h = headers();
       if (opts.requestId) h.set(REQUEST_ID, opts.requestId);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EndpointDef, EventDef } from '@agent-auth/contracts';
 import type { Logger } from 'pino';
+import type { ActionEventStream } from './action-event-stream.js';
 
 export interface RequestContext {
   requestId: string;
@@ -43,6 +44,8 @@ export interface Bus {
   serve(spec: ServiceSpec): Promise<ServedService>;
   publish<P extends z.ZodType>(event: EventDef<P>, payload: z.input<P>): void;
   subscribe<P extends z.ZodType>(event: EventDef<P>, listener: (payload: z.output<P>) => void): () => void;
+  /** The durable stream of action events (JetStream, or in-process), fed by the actions service's outbox. */
+  readonly actionEvents: ActionEventStream;
   /** Drains subscriptions and closes the connection. */
   close(): Promise<void>;
 }

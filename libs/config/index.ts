@@ -6,6 +6,19 @@ const commaList = z
   .default('')
   .transform((s) => s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean));
 
+// Seconds to wait before each retry, counted from the attempt before it (fractions allowed, for tests).
+const retrySchedule = z
+  .string()
+  .default('5,300,1800,7200,18000,36000,36000')
+  .transform((s, ctx) => {
+    const steps = s.split(',').map((x) => Number(x.trim()));
+    if (!steps.length || steps.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 86400)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a comma list of seconds (0 to 604800)' });
+      return z.NEVER;
+    }
+    return steps;
+  });
+
 const flag = (byDefault: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -34,6 +47,15 @@ export const ConfigSchema = z.object({
   // The response crosses the bus as JSON; keep it well below NATS max_payload (1 MiB by default).
   VAULT_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(256 * 1024),
   VAULT_EXTRA_CA_CERTS: z.string().optional(),
+  RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule,
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  VAPID_PUBLIC_KEY: z.string().optional(),
+  VAPID_PRIVATE_KEY: z.string().optional(),
+  VAPID_SUBJECT: z.string().optional(),
+  DEVICE_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   DEMO_ACCOUNT: flag(true),
   LOG_REQUESTS: flag(true),
   FREE_PLAN_MONTHLY_ACTIONS: z.coerce.number().int().min(0).default(25),

@@ -12,3 +12,6 @@ export * from './bus/actions.js';
 export * from './bus/policy.js';
 export * from './bus/vault.js';
 export * from './bus/events.js';
+export * from './bus/action-events.js';
+export * from './http/notifications.js';
+export * from './bus/notifier.js';

@@ -15,24 +15,32 @@ import { resolutionHandlers } from './handlers/resolution.js';
 import { accountHandlers } from './handlers/accounts.js';
 import { executionHandlers } from './handlers/execution.js';
 import { startExpirySweeper } from './handlers/expiry.js';
+import { createOutboxStore } from './store/outbox.js';
+import { startOutboxRelay, type OutboxRelay } from './handlers/outbox-relay.js';
+import { webhookHandlers } from './handlers/webhooks.js';
 import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
 import type { ActionsDeps } from './handlers/deps.js';
 
 export type { PolicyDecider, Decision, DecisionInput, SpendInput } from './handlers/decision.js';
 export { policyOverBus } from './handlers/policy-client.js';
 
-/** Migrates the actions schema, serves the actions endpoints on the bus and runs the expiry sweeper. */
-export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: Keyring; config: Config; log: Logger; policy?: PolicyDecider }) {
+/**
+ * Migrates the actions schema, serves the actions endpoints on the bus, runs the expiry sweeper and the outbox
+ * relay. `listen: false` keeps the relay off LISTEN/NOTIFY (the embedded database has a single connection).
+ */
+export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: Keyring; config: Config; log: Logger; policy?: PolicyDecider; listen?: boolean }) {
   const { sql, log, config } = input;
   await migrate(sql, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
+  let relay: OutboxRelay | undefined;
   const deps: ActionsDeps = {
     ...input,
     policy: input.policy ?? noAutomaticDecisions,
-    requests: createRequestStore(sql),
+    requests: createRequestStore(sql, () => relay?.wake()),
     identities: createIdentityStore(sql),
     totp: createTotpStore(sql),
     accounts: createAccountStore(sql),
   };
+  relay = startOutboxRelay({ outbox: createOutboxStore(sql), stream: input.bus.actionEvents, sql, listen: input.listen ?? true, pollMs: config.RELAY_POLL_MS, log: log.child({ component: 'outbox-relay' }) });
   const health = handle(actionsEndpoints.health as EndpointDef, async () => {
     await sql`select 1`;
     return { ok: true };
@@ -41,7 +49,7 @@ export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: 
     name: 'actions',
     version: '0.1.0',
     description: 'Action requests, identities, approvals and expiry',
-    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps), ...executionHandlers(deps)],
+    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps), ...executionHandlers(deps), ...webhookHandlers(deps)],
     concurrency: config.BUS_CONCURRENCY,
     log,
   });
@@ -50,6 +58,7 @@ export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: 
     async stop() {
       await sweeper.stop();
       await served.stop();
+      await relay?.stop();
     },
   };
 }

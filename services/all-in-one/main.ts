@@ -7,6 +7,7 @@ import { parseKeyring } from '@agent-auth/encryption';
 import { startGateway } from '@agent-auth/gateway';
 import { startPolicyService } from '@agent-auth/policy';
 import { startVaultExecutor } from '@agent-auth/vault-executor';
+import { startNotifierService } from '@agent-auth/notifier';
 import { untilSignal } from '@agent-auth/lifecycle';
 import { createLogger } from '@agent-auth/logging';
 import { announceDemoAccount, ensureDataDir, localKeyringSpec } from './local-setup.js';
@@ -32,7 +33,10 @@ const bus: Bus = config.NATS_URL
 
 try {
   const policy = await startPolicyService({ bus, sql, config, log: log.child({ component: 'policy' }) });
-  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }), policy: policyOverBus(bus) });
+  // The notifier joins the event stream before the actions relay starts publishing to it.
+  const notifier = await startNotifierService({ bus, sql, config, log: log.child({ component: 'notifier' }) });
+  // The embedded database takes one connection, which LISTEN would hold: the relay is woken in-process there.
+  const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }), policy: policyOverBus(bus), listen: !embedded });
   const vault = await startVaultExecutor({ bus, sql, keyring: vaultKeyring, config, log: log.child({ component: 'vault-executor' }) });
   const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }) });
   log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
@@ -41,6 +45,7 @@ try {
   await gateway.stop();
   await vault.stop();
   await actions.stop();
+  await notifier.stop();
   await policy.stop();
 } finally {
   await bus.close();

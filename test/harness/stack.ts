@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { actionEventStreamName } from '@agent-auth/contracts';
 import { generateKeyringSpec } from '@agent-auth/encryption';
 
 export type StackMode = 'processes' | 'all-in-one';
@@ -12,8 +15,12 @@ export interface Stack {
   baseUrl: string;
   /** Everything every process of the stack wrote, for assertions on logs. */
   logs(): string;
-  /** Starts one more process of a service (e.g. a second replica); resolves when it is ready. */
-  addProcess(service: string): Promise<ChildProcess>;
+  /** The bus subject prefix of this stack. */
+  prefix: string;
+  /** Starts one more process of a service (e.g. a second replica, or one replacing a killed process); resolves when it is ready. */
+  addProcess(service: string, env?: Record<string, string>): Promise<ChildProcess>;
+  /** The processes started so far, by service (processes mode). */
+  processes(service: string): ChildProcess[];
   stop(): Promise<void>;
 }
 
@@ -70,9 +77,21 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Removes the JetStream stream a stack's prefix created, so test runs leave nothing behind on the NATS server. */
+async function deleteEventStream(natsUrl: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers: natsUrl.split(',') });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(actionEventStreamName(prefix)).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
 const SERVICES: Record<string, { entry: string; ready: string }> = {
   actions: { entry: 'services/actions/dist/main.js', ready: 'actions service ready' },
   policy: { entry: 'services/policy/dist/main.js', ready: 'policy service ready' },
+  notifier: { entry: 'services/notifier/dist/main.js', ready: 'notifier service ready' },
   gateway: { entry: 'services/gateway/dist/main.js', ready: 'gateway listening' },
   'vault-executor': { entry: 'services/vault-executor/dist/main.js', ready: 'vault executor ready' },
 };
@@ -110,19 +129,22 @@ export async function startStack(options: {
   const vaultKeys = options.env?.VAULT_KEYS ?? generateKeyringSpec('v1');
   delete env.VAULT_KEYS;
   const children: ChildProcess[] = [];
+  const byService = new Map<string, ChildProcess[]>();
   let baseUrl: string;
 
-  const addProcess = async (service: string) => {
+  const addProcess = async (service: string, extraEnv: Record<string, string> = {}) => {
     const spec = SERVICES[service];
     if (!spec) throw new Error(`unknown service ${service}`);
     const ownEnv = service === 'vault-executor' ? { VAULT_KEYS: vaultKeys } : {};
-    const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl! }, logFile, spec.ready);
+    const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl!, ...extraEnv }, logFile, spec.ready);
     children.push(started.child);
+    byService.set(service, [...(byService.get(service) ?? []), started.child]);
     return started.child;
   };
 
   if (options.mode === 'processes') {
     if (!options.natsUrl) throw new Error('processes mode needs NATS');
+    await addProcess('notifier');
     await addProcess('actions');
     await addProcess('policy');
     await addProcess('vault-executor');
@@ -139,10 +161,13 @@ export async function startStack(options: {
   return {
     mode: options.mode,
     baseUrl,
+    prefix: env.BUS_PREFIX!,
     logs: () => readFileSync(logFile, 'utf8'),
     addProcess,
+    processes: (service) => byService.get(service) ?? [],
     async stop() {
       await Promise.all(children.map(stopChild));
+      if (options.mode === 'processes' && options.natsUrl) await deleteEventStream(options.natsUrl, env.BUS_PREFIX!);
     },
   };
 }

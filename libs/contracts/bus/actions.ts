@@ -45,6 +45,29 @@ export const ExecutionRecord = z.object({
 });
 export type ExecutionRecord = z.infer<typeof ExecutionRecord>;
 
+/** The notifier asks the actions service, which alone holds the agent's secret, to sign one webhook attempt. */
+export const SignWebhookRequest = z.object({
+  agent_id: ById,
+  request_id: ById,
+  webhook_id: z.string().regex(/^msg_[A-Za-z0-9]+$/),
+  timestamp: z.number().int().min(0),
+  body: z.string().max(64 * 1024),
+});
+export type SignWebhookRequest = z.infer<typeof SignWebhookRequest>;
+
+/** One delivery attempt of a webhook, for the request's audit trail. */
+export const WebhookAttempt = z.object({
+  request_id: ById,
+  webhook_id: z.string().regex(/^msg_[A-Za-z0-9]+$/),
+  attempt: z.number().int().min(1),
+  outcome: z.enum(['delivered', 'retrying', 'failed']),
+  status_code: z.number().int().nullable(),
+  latency_ms: z.number().int().min(0),
+  error: z.string().max(500).nullable(),
+  next_attempt_at: z.string().nullable(),
+});
+export type WebhookAttempt = z.infer<typeof WebhookAttempt>;
+
 /** The actions service's message catalog. */
 export const actionsEndpoints = {
   health: defineEndpoint('actions', 'health', Empty, z.object({ ok: z.literal(true) })),
@@ -68,4 +91,7 @@ export const actionsEndpoints = {
   // A vault execution: the executor claims the approved request once, then records how the attempt went.
   claimExecution: defineEndpoint('actions', 'claim_execution', z.object({ agent: AgentPrincipal, request_id: ById }), ClaimedExecution),
   recordExecution: defineEndpoint('actions', 'record_execution', ExecutionRecord, z.object({ recorded: z.literal(true) })),
+
+  signWebhook: defineEndpoint('actions', 'sign_webhook', SignWebhookRequest, z.object({ signature: z.string() })),
+  recordWebhookAttempt: defineEndpoint('actions', 'record_webhook_attempt', WebhookAttempt, z.object({ recorded: z.boolean() })),
 } as const;

@@ -63,6 +63,14 @@ export function createIdentityStore(sql: Sql) {
       return rows.length === 1;
     },
 
+    /** The encrypted webhook secret of the agent that made a request (revoked agents' requests still get theirs). */
+    async webhookSecretFor(agentId: string, requestId: string): Promise<string | undefined> {
+      const [row] = await sql<Array<{ webhook_secret_enc: string }>>`
+        select a.webhook_secret_enc from actions.agents a join actions.requests r on r.agent_id = a.id
+        where a.id = ${agentId} and r.id = ${requestId}`;
+      return row?.webhook_secret_enc;
+    },
+
     async agentByKeyId(keyId: string): Promise<AgentRow | undefined> {
       const [row] = await sql<AgentRow[]>`select * from actions.agents where key_id = ${keyId} and revoked_at is null`;
       return row;

@@ -1,5 +1,6 @@
 import type { Sql } from '@agent-auth/db';
 import type { RequestRow } from './rows.js';
+import { announce } from './outbox.js';
 
 export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
   expires_in_seconds: number;
@@ -12,8 +13,15 @@ export interface AuditEntry {
   detail?: Record<string, unknown>;
 }
 
-/** Persistence of action requests; every state change writes its audit entry in the same statement. */
-export function createRequestStore(sql: Sql) {
+/**
+ * Persistence of action requests; every state change writes its audit entry and its outbox event in the same
+ * statement. `announced` runs after a statement that may have written events (it wakes the outbox relay).
+ */
+export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
+  const afterward = <T>(result: T): T => {
+    announced();
+    return result;
+  };
   return {
     /** Inserts a request and its audit entries atomically, in one statement (one round trip on the hot path). */
     async insert(row: NewRequest, audit: AuditEntry[]): Promise<RequestRow> {
@@ -34,9 +42,9 @@ export function createRequestStore(sql: Sql) {
           select c.id, c.account_id, e->>'event', e->>'actor', coalesce(e->'detail', '{}'::jsonb)
           from created c, jsonb_array_elements(${sql.json(audit as never)}::jsonb) with ordinality as entries(e, n)
           order by n
-        )
+        ), announced as (${announce(sql, 'created')})
         select * from created`;
-      return created!;
+      return afterward(created!);
     },
 
     /** A request of one agent, or undefined. */
@@ -85,9 +93,9 @@ export function createRequestStore(sql: Sql) {
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
-        )
+        ), announced as (${announce(sql, 'changed')})
         select * from changed`;
-      return row;
+      return row ? afterward(row) : row;
     },
 
     /** Expires one request if it is pending and overdue (lazy expiry on read); returns the row as it now is. */
@@ -100,14 +108,14 @@ export function createRequestStore(sql: Sql) {
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor)
           select id, account_id, 'expired', 'system' from changed
-        )
+        ), announced as (${announce(sql, 'changed')})
         select * from changed`;
-      return row;
+      return row ? afterward(row) : row;
     },
 
     /** Expires up to `batch` overdue requests; safe to run from every replica at once (skip locked). */
     async expireDue(batch: number): Promise<RequestRow[]> {
-      return sql<RequestRow[]>`
+      const rows = await sql<RequestRow[]>`
         with due as (
           select id from actions.requests where status = 'pending' and expires_at <= now()
           order by expires_at limit ${batch} for update skip locked
@@ -118,8 +126,24 @@ export function createRequestStore(sql: Sql) {
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor)
           select id, account_id, 'expired', 'system' from changed
-        )
+        ), announced as (${announce(sql, 'changed')})
         select * from changed`;
+      return rows.length ? afterward(rows) : rows;
+    },
+
+    /**
+     * Appends a webhook delivery attempt to a request's audit trail, once: a retried report of the same attempt
+     * (same webhook id and attempt number) adds nothing. False when the request is unknown or it was there already.
+     */
+    async auditWebhookAttempt(requestId: string, event: string, detail: { webhook_id: string; attempt: number } & Record<string, unknown>): Promise<boolean> {
+      const rows = await sql`
+        insert into actions.audit_events (request_id, account_id, event, actor, detail)
+        select r.id, r.account_id, ${event}, 'notifier', ${sql.json(detail as never)} from actions.requests r
+        where r.id = ${requestId} and not exists (
+          select 1 from actions.audit_events e where e.request_id = ${requestId}
+            and e.detail->>'webhook_id' = ${detail.webhook_id} and (e.detail->>'attempt')::int = ${detail.attempt})
+        returning id`;
+      return rows.length === 1;
     },
 
     /**

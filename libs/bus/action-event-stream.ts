@@ -1,0 +1,25 @@
+import type { ActionEvent, ActionEventInput } from '@agent-auth/contracts';
+import type { Logger } from 'pino';
+
+/** How a durable consumer is joined: every process using the same name shares its events (queue semantics). */
+export interface ConsumerSpec {
+  name: string;
+  /** Resolving acknowledges the event; throwing has it delivered again later. */
+  handler: (event: ActionEvent) => Promise<void>;
+  /** Most events handled at once by this process. */
+  concurrency: number;
+  log: Logger;
+}
+
+/**
+ * The durable stream of action events (JetStream over NATS, or inside the process in all-in-one mode without
+ * NATS): appended by the actions service's outbox relay, consumed by the notifier, watched live by gateways.
+ */
+export interface ActionEventStream {
+  /** Stores events durably, de-duplicated by id; resolves to the ids that are stored (the rest may be retried). */
+  append(events: ActionEventInput[]): Promise<Set<string>>;
+  /** Joins a durable consumer; events wait in the stream while no process consumes them. */
+  consume(spec: ConsumerSpec): Promise<{ stop(): Promise<void> }>;
+  /** A live, non-durable view of one account's events as they are appended (for device streams). */
+  watch(accountId: string, listener: (event: ActionEvent) => void): () => void;
+}

@@ -1,0 +1,113 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { ActionEvent, actionEventStreamName, actionEventSubject } from '@agent-auth/contracts';
+import type { Logger } from 'pino';
+import { createLimiter } from './dispatch.js';
+import type { ActionEventStream } from './action-event-stream.js';
+
+const NANOS_PER_MS = 1_000_000;
+const RETENTION_MS = 7 * 24 * 3600_000;
+const DUPLICATE_WINDOW_MS = 2 * 60_000;
+const ACK_WAIT_MS = 30_000;
+const REDELIVERY_DELAY_MS = 1_000;
+
+/** Action events on a JetStream stream (file storage, 7 days), one durable pull consumer per consuming service. */
+export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, log: Logger): ActionEventStream {
+  const js = jetstream(nc);
+  const stream = actionEventStreamName(prefix);
+  const allSubjects = `${prefix}.action-events.>`;
+  let ready: Promise<void> | null = null;
+
+  // Creates the stream on first use; whichever service starts first does it, and a failure is retried next time.
+  const ensureStream = () =>
+    (ready ??= (async () => {
+      const jsm = await jetstreamManager(nc);
+      const exists = await jsm.streams.info(stream).then(() => true, () => false);
+      if (!exists) {
+        await jsm.streams.add({
+          name: stream, subjects: [allSubjects], storage: StorageType.File, retention: RetentionPolicy.Limits,
+          max_age: RETENTION_MS * NANOS_PER_MS, duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
+        }).catch(async (err: unknown) => {
+          // Another process may have created it in between.
+          if (!(await jsm.streams.info(stream).then(() => true, () => false))) throw err;
+        });
+        log.info({ stream }, 'created the action event stream');
+      }
+    })().catch((err: unknown) => {
+      ready = null;
+      throw err;
+    }));
+
+  const parse = (raw: string): ActionEvent | undefined => {
+    try {
+      const parsed = ActionEvent.safeParse(JSON.parse(raw));
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  return {
+    async append(events) {
+      await ensureStream();
+      const results = await Promise.allSettled(
+        events.map((e) => js.publish(actionEventSubject(prefix, e.account_id, e.type), JSON.stringify(e), { msgID: e.id })),
+      );
+      const stored = new Set<string>();
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') stored.add(events[i]!.id);
+        else log.warn({ err: r.reason, event_id: events[i]!.id }, 'publishing an action event failed');
+      });
+      return stored;
+    },
+
+    async consume(spec) {
+      await ensureStream();
+      const jsm = await jetstreamManager(nc);
+      await jsm.consumers.add(stream, {
+        durable_name: spec.name, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All,
+        ack_wait: ACK_WAIT_MS * NANOS_PER_MS, max_deliver: -1, filter_subject: allSubjects,
+      });
+      const consumer = await js.consumers.get(stream, spec.name);
+      const limiter = createLimiter(spec.concurrency);
+      const handle = async (m: JsMsg) => {
+        const event = parse(m.string());
+        if (!event) {
+          spec.log.error({ seq: m.seq }, 'dropped a malformed action event');
+          m.term('malformed');
+          return;
+        }
+        try {
+          await spec.handler(event);
+          m.ack();
+        } catch (err) {
+          spec.log.warn({ err, event_id: event.id }, 'action event handling failed; it will be delivered again');
+          m.nak(REDELIVERY_DELAY_MS);
+        }
+      };
+      const messages = await consumer.consume({
+        max_messages: spec.concurrency,
+        callback: (m) => void limiter.run(() => handle(m)).catch((err: unknown) => spec.log.error({ err }, 'action event callback failed')),
+      });
+      spec.log.info({ stream, consumer: spec.name }, 'consuming action events');
+      return {
+        async stop() {
+          await messages.close();
+          await limiter.drained();
+        },
+      };
+    },
+
+    watch(accountId, listener) {
+      // JetStream subjects are ordinary subjects: a core subscription sees each event as it is published.
+      const sub = nc.subscribe(actionEventSubject(prefix, accountId), {
+        callback: (err, msg) => {
+          if (err) return;
+          const event = parse(msg.string());
+          if (event) listener(event);
+        },
+      });
+      return () => sub.unsubscribe();
+    },
+  };
+}

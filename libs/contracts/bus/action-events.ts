@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
+
+/** A timestamp as Postgres writes it into JSON, normalized to the API's ISO 8601 UTC form (toISOString). */
+const Timestamp = z.string().transform((s, ctx) => {
+  const t = Date.parse(s);
+  if (Number.isNaN(t)) {
+    ctx.addIssue({ code: 'custom', message: 'is not a timestamp' });
+    return z.NEVER;
+  }
+  return new Date(t).toISOString();
+});
+
+export const actionEventTypes = ['action.created', 'action.resolved'] as const;
+export const ActionEventType = z.enum(actionEventTypes);
+export type ActionEventType = z.infer<typeof ActionEventType>;
+
+/** What an event says about the request: the fields of SPEC section 6 plus what a device needs to show it. */
+export const ActionEventAction = z.object({
+  id: z.string(),
+  status: ActionStatus,
+  action_type: ActionType,
+  title: z.string(),
+  risk_level: RiskLevel,
+  amount: z.number().nullable(),
+  currency: z.string(),
+  resolved_by: z.string().nullable(),
+  resolved_at: Timestamp.nullable(),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+});
+export type ActionEventAction = z.infer<typeof ActionEventAction>;
+
+/**
+ * An entry of the durable action event stream, written by the actions service's outbox in the same transaction
+ * as the change it announces. `id` (msg_…) is the event's identity: the JetStream de-duplication id and the
+ * webhook-id of its webhook, the same on every retry.
+ */
+export const ActionEvent = z.object({
+  id: z.string().regex(/^msg_[A-Za-z0-9]+$/),
+  type: ActionEventType,
+  account_id: z.string(),
+  agent_id: z.string(),
+  callback_url: z.string().nullable(),
+  occurred_at: Timestamp,
+  action: ActionEventAction,
+});
+export type ActionEvent = z.infer<typeof ActionEvent>;
+export type ActionEventInput = z.input<typeof ActionEvent>;
+
+/** The NATS subject of an account's action events: `<prefix>.action-events.v1.<account_id>.<type>`. */
+export function actionEventSubject(prefix: string, accountId: string, type?: ActionEventType): string {
+  return `${prefix}.action-events.v1.${accountId}.${type ?? '>'}`;
+}
+
+/** The JetStream stream that keeps a deployment's action events (one per subject prefix). */
+export function actionEventStreamName(prefix: string): string {
+  return `${prefix}_action_events`;
+}
+
+/** The webhook body of a resolution: exactly the fields of SPEC section 6. */
+export function webhookPayloadOf(action: ActionEventAction) {
+  return {
+    id: action.id,
+    status: action.status,
+    action_type: action.action_type,
+    title: action.title,
+    risk_level: action.risk_level,
+    amount: action.amount,
+    resolved_by: action.resolved_by,
+    resolved_at: action.resolved_at,
+    created_at: action.created_at,
+  };
+}

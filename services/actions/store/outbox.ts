@@ -1,0 +1,71 @@
+import type { ActionEventInput } from '@agent-auth/contracts';
+import type { Sql } from '@agent-auth/db';
+
+interface OutboxRow {
+  id: string;
+  type: ActionEventInput['type'];
+  account_id: string;
+  agent_id: string;
+  callback_url: string | null;
+  action: ActionEventInput['action'];
+  created_at: Date;
+  seq: string; // bigint arrives as text
+}
+
+/**
+ * The outbox rows a request-changing statement writes: one event per row of the CTE named `source`, in that same
+ * statement, so a change and its announcement commit together or not at all.
+ */
+export function announce(sql: Sql, source: string) {
+  return sql`
+    insert into actions.outbox (type, account_id, agent_id, request_id, callback_url, action)
+    select case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
+      c.account_id, c.agent_id, c.id, c.callback_url,
+      jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
+        'risk_level', c.risk_level, 'amount', round(c.amount_cents::numeric / 100, 2), 'currency', c.currency,
+        'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at, 'expires_at', c.expires_at)
+    from ${sql(source)} c`;
+}
+
+/** The relay's side of the outbox. */
+export function createOutboxStore(sql: Sql) {
+  return {
+    /** Takes up to `batch` unpublished rows for `leaseSeconds`; other relays skip them (and take them over after). */
+    async claim(batch: number, leaseSeconds: number): Promise<ActionEventInput[]> {
+      const rows = await sql<OutboxRow[]>`
+        update actions.outbox o set claimed_until = now() + make_interval(secs => ${leaseSeconds})
+        from (
+          select id from actions.outbox
+          where published_at is null and (claimed_until is null or claimed_until < now())
+          order by seq limit ${batch} for update skip locked
+        ) due
+        where o.id = due.id
+        returning o.id, o.type, o.account_id, o.agent_id, o.callback_url, o.action, o.created_at, o.seq`;
+      return rows
+        .sort((a, b) => Number(a.seq) - Number(b.seq))
+        .map((r) => ({
+          id: r.id, type: r.type, account_id: r.account_id, agent_id: r.agent_id, callback_url: r.callback_url,
+          occurred_at: r.created_at.toISOString(), action: r.action,
+        }));
+    },
+
+    async markPublished(ids: string[]): Promise<void> {
+      if (ids.length) await sql`update actions.outbox set published_at = now(), claimed_until = null where id = any(${ids})`;
+    },
+
+    /** Gives rows back to be offered again after `delaySeconds`. */
+    async release(ids: string[], delaySeconds: number): Promise<void> {
+      if (ids.length) await sql`update actions.outbox set claimed_until = now() + make_interval(secs => ${delaySeconds}) where id = any(${ids})`;
+    },
+
+    /** Deletes rows published more than `olderThanSeconds` ago (the stream keeps them from then on). */
+    async purgePublished(olderThanSeconds: number): Promise<number> {
+      const rows = await sql`
+        delete from actions.outbox where id in (
+          select id from actions.outbox where published_at < now() - make_interval(secs => ${olderThanSeconds}) limit 5000)
+        returning id`;
+      return rows.length;
+    },
+  };
+}
+export type OutboxStore = ReturnType<typeof createOutboxStore>;
