@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { resolveInfra } from '../infra/resolve.js';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
+import { vaultExecution, type LatencyFigures } from './vault-execution.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -64,6 +65,28 @@ function table(rows: Figures[]): void {
   }
 }
 
+const vaultCalls = Number(process.env.BENCH_VAULT_CALLS ?? 400);
+const vaultConcurrency = Number(process.env.BENCH_VAULT_CONCURRENCY ?? 8);
+
+/** Vault execution round trip vs a direct undici call to the same loopback upstream, in each available mode. */
+async function vaultBench(): Promise<void> {
+  out(`\nBenchmark: vault execution round trip vs direct undici call, same loopback HTTPS upstream, ${vaultCalls} calls, ${vaultConcurrency} in flight`);
+  const modes: StackMode[] = infra.natsUrl ? ['all-in-one', 'processes'] : ['all-in-one'];
+  for (const mode of modes) {
+    const [direct, vault] = await withDatabase(infra.databaseUrl, infra.isolatedDatabases, (databaseUrl) =>
+      vaultExecution({ mode, databaseUrl, natsUrl: infra.natsUrl, calls: vaultCalls, concurrency: vaultConcurrency }));
+    latencyTable([direct, vault]);
+    out(`ratio vault/direct (${mode}): p50 latency ${(vault.p50 / direct.p50).toFixed(1)}x, p99 latency ${(vault.p99 / direct.p99).toFixed(1)}x, throughput ${(vault.rps / direct.rps).toFixed(3)}`);
+  }
+}
+
+function latencyTable(rows: LatencyFigures[]): void {
+  out(`${'case'.padEnd(44)} ${'calls/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'failed'.padStart(8)}`);
+  for (const r of rows) {
+    out(`${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${String(r.failures).padStart(8)}`);
+  }
+}
+
 const infra = await resolveInfra();
 out(`Benchmark: POST /actions, ${connections} connections, ${seconds} s per case (after a 2 s warm-up), per-request access logs off`);
 for (const note of infra.notes) out(`  ${note}`);
@@ -76,6 +99,7 @@ try {
   const [a, b] = rows;
   if (a && b) out(`\nratio (b)/(a): throughput ${(b.rps / a.rps).toFixed(2)}, p50 latency ${(b.p50 / a.p50).toFixed(2)}, p99 latency ${(b.p99 / a.p99).toFixed(2)}`);
   else out('\n(b) skipped: no NATS server reachable');
+  await vaultBench();
 } finally {
   await infra.stop();
 }

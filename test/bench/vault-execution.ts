@@ -1,0 +1,86 @@
+// Bench case: a vault execution round trip (POST /vault/execute through the gateway, the bus, the executor with
+// its checks, credential decryption and injection, and the pinned outbound client) against a direct undici call
+// to the same loopback HTTPS upstream, at the same concurrency.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Agent } from 'undici';
+import { apiClient } from '../harness/http.js';
+import { startStack, type StackMode } from '../harness/stack.js';
+import { selfSignedCert, startUpstream } from '../harness/upstream.js';
+
+export interface LatencyFigures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+/** Runs `count` calls with `concurrency` in flight; per-call latency percentiles and overall throughput. */
+async function measure(name: string, count: number, concurrency: number, call: (i: number) => Promise<boolean>): Promise<LatencyFigures> {
+  const latencies: number[] = [];
+  let next = 0;
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t = performance.now();
+        if (!(await call(i))) failures++;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
+  return { name, rps: count / elapsed, p50: pct(50), p99: pct(99), failures };
+}
+
+/** Direct undici calls and vault executions of the same GET against one loopback HTTPS upstream. */
+export async function vaultExecution(options: { mode: StackMode; databaseUrl: string; natsUrl: string | null; calls: number; concurrency: number }): Promise<[LatencyFigures, LatencyFigures]> {
+  const cert = selfSignedCert();
+  const caFile = join(mkdtempSync(join(tmpdir(), 'aa-bench-ca-')), 'ca.pem');
+  writeFileSync(caFile, cert.cert);
+  const body = JSON.stringify({ id: 42, name: 'thing', tags: ['a', 'b'] });
+  const upstream = await startUpstream({ tls: cert, handler: (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body) });
+  const stack = await startStack({
+    mode: options.mode, databaseUrl: options.databaseUrl, natsUrl: options.natsUrl, name: 'bench-vault',
+    env: { LOG_REQUESTS: 'false', ALLOW_INSECURE_HOSTS: '127.0.0.1', VAULT_EXTRA_CA_CERTS: caFile },
+  });
+  const direct = new Agent({ connect: { ca: cert.cert } });
+  try {
+    const api = apiClient(stack.baseUrl);
+    const acct = await api.newAccount();
+    await api.device(acct.device_id).post('/account/plan', { plan: 'unlimited' });
+    await api.device(acct.device_id).post('/vault/credentials', { service_name: 'bench', credential_value: 'bench-secret-value', allowed_hosts: ['127.0.0.1'] });
+    const url = `${upstream.origin}/things/42`;
+    // Every execution needs its own approved request: prepare them all before timing.
+    const ids: string[] = [];
+    await measure('prepare', options.calls, 8, async () => {
+      const created = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'bench call', metadata: { vault_execute: true, service_name: 'bench', method: 'GET', url } });
+      const approved = await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
+      if (approved.status === 200) ids.push(created.body.id);
+      return approved.status === 200;
+    });
+    const warmup = async (i: number) => (await direct.request({ origin: upstream.origin, path: `/things/${i}`, method: 'GET' }).then((r) => r.body.text()), true);
+    await measure('warm-up', 200, options.concurrency, warmup);
+    const directFigures = await measure('direct undici call to the upstream', ids.length, options.concurrency, async () => {
+      const res = await direct.request({ origin: upstream.origin, path: '/things/42', method: 'GET' });
+      await res.body.text();
+      return res.statusCode === 200;
+    });
+    const viaVault = await measure(`vault execution (${options.mode})`, ids.length, options.concurrency, async (i) => {
+      const res = await api.agent(acct.api_key).post(`/vault/execute/${ids[i]}`);
+      return res.status === 200 && res.body.status_code === 200;
+    });
+    return [directFigures, viaVault];
+  } finally {
+    await direct.close();
+    await stack.stop();
+    await upstream.close();
+  }
+}
