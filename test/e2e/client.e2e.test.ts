@@ -4,6 +4,8 @@ import { ActionList, ActionView } from '@agent-auth/contracts';
 import {
   AgentAuthClient,
   AgentAuthError,
+  ConflictError,
+  ForbiddenError,
   NotFoundError,
   PaymentClient,
   UnauthorizedError,
@@ -15,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { createTestDatabase } from '../infra/database.js';
+import { startUpstream } from '../harness/upstream.js';
 
 // A type-level check that the client's hand-written Action stays assignable to the contracts' ActionView.
 const _sameShape: (a: Action) => ActionView = (a) => a;
@@ -162,5 +165,43 @@ describe('client library end to end (all-in-one)', () => {
     // Over the limit: denied at creation, with the figures.
     const over = await own.requestAction({ action_type: 'purchase', title: 'TV', amount: 80 });
     expect(over).toMatchObject({ status: 'denied', spending_limit_exceeded: { period: 'daily', limit: 100, spent: 25, requested: 80 } });
+  });
+
+  it('executeApiCall: the holder approves the exact call, the service injects the credential, the secret never reaches the agent', async () => {
+    const secret = 'client-e2e-secret-0123456789';
+    const upstream = await startUpstream({ handler: (req, res) => res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ got: req.headers.authorization, body: req.body })) });
+    try {
+      const stored = await api.device(acct.device_id).post('/vault/credentials', { service_name: 'client-api', credential_value: secret, allowed_hosts: ['127.0.0.1'], description: 'loopback test API' });
+      expect(stored.status).toBe(200);
+      expect(await client.listVaultServices()).toContainEqual({ service_name: 'client-api', auth_type: 'bearer', allowed_hosts: ['127.0.0.1'], description: 'loopback test API' });
+
+      // The device approves with the content hash it is shown, once the request is pending.
+      const approving = (async () => {
+        for (let i = 0; i < 50; i++) {
+          const pending = (await api.device(acct.device_id).get('/pending')).body.requests as Array<{ id: string; content_hash: string | null; metadata: { service_name?: string } }>;
+          const mine = pending.find((r) => r.metadata.service_name === 'client-api');
+          if (mine) return api.device(acct.device_id).post(`/actions/${mine.id}/approve`, { content_hash: mine.content_hash });
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error('the vault request never showed up in /pending');
+      })();
+      const result = await client.executeApiCall(
+        { service_name: 'client-api', method: 'post', url: `${upstream.origin}/items`, headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' },
+        { intervalMs: 100, timeoutMs: 10_000 },
+      );
+      expect((await approving).status).toBe(200);
+      expect(result.action).toMatchObject({ status: 'approved', action_type: 'system' });
+      expect(result.action.content_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(result.response).toMatchObject({ status_code: 201 });
+      expect(JSON.parse(result.response!.body)).toEqual({ got: 'Bearer [redacted]', body: '{"name":"x"}' });
+      expect(upstream.seen.at(-1)!.headers.authorization).toBe(`Bearer ${secret}`);
+      expect(JSON.stringify(result)).not.toContain(secret);
+
+      await expect(client.executeApproved(result.action.id)).rejects.toBeInstanceOf(ConflictError);
+      const unapproved = await client.requestApiCall({ service_name: 'client-api', method: 'GET', url: `${upstream.origin}/x` });
+      await expect(client.executeApproved(unapproved.id)).rejects.toBeInstanceOf(ForbiddenError);
+    } finally {
+      await upstream.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { createTestDatabase } from '../infra/database.js';
+import { startUpstream } from '../harness/upstream.js';
 
 const SERVER = join(resolve(import.meta.dirname, '../..'), 'libs/mcp-server/dist/main.js');
 
@@ -140,5 +141,37 @@ describe('MCP server over stdio (all-in-one)', () => {
     const result = await pending;
     expect(result.isError).toBeFalsy();
     expect(text(result)).toMatch(/DENIED.*The API call was not made/);
+  });
+
+  it('execute_api_call runs the approved call with the credential injected and returns the upstream answer', async () => {
+    const secret = 'mcp-e2e-secret-abcdef0123456789';
+    const upstream = await startUpstream({ handler: (req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`key=${req.headers['x-api-key']}`) });
+    try {
+      const stored = await api.device(acct.device_id).post('/vault/credentials', { service_name: 'mcp-api', credential_value: secret, auth_type: 'api_key', auth_header: 'X-Api-Key', allowed_hosts: ['127.0.0.1'] });
+      expect(stored.status).toBe(200);
+      const services = await mcp.callTool({ name: 'list_vault_services', arguments: {} });
+      expect(services.isError).toBeFalsy();
+      expect(text(services)).toContain('mcp-api');
+      expect(text(services)).not.toContain(secret);
+
+      const pending = mcp.callTool({ name: 'execute_api_call', arguments: { service_name: 'mcp-api', method: 'GET', url: `${upstream.origin}/report`, timeout_seconds: 20 } });
+      let row: { id: string; content_hash: string } | undefined;
+      for (let i = 0; i < 50 && !row; i++) {
+        const list = await api.device(acct.device_id).get('/pending');
+        row = list.body.requests.find((r: { metadata: { service_name?: string } }) => r.metadata.service_name === 'mcp-api');
+        if (!row) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(row?.content_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect((await api.device(acct.device_id).post(`/actions/${row!.id}/approve`, { content_hash: row!.content_hash })).status).toBe(200);
+      const result = await pending;
+      expect(result.isError, text(result)).toBeFalsy();
+      expect(text(result)).toMatch(/Approved and executed: upstream answered 200/);
+      expect(data(result).response).toMatchObject({ status_code: 200, body: 'key=[redacted]' });
+      expect(upstream.seen.at(-1)!.headers['x-api-key']).toBe(secret);
+      expect(text(result)).not.toContain(secret);
+      expect(stderr).not.toContain(secret);
+    } finally {
+      await upstream.close();
+    }
   });
 });

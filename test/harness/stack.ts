@@ -135,7 +135,8 @@ export async function startStack(options: {
   const addProcess = async (service: string, extraEnv: Record<string, string> = {}) => {
     const spec = SERVICES[service];
     if (!spec) throw new Error(`unknown service ${service}`);
-    const ownEnv = service === 'vault-executor' ? { VAULT_KEYS: vaultKeys } : {};
+    // The vault executor gets the vault keyring and not the actions one (an empty setting counts as unset).
+    const ownEnv = service === 'vault-executor' ? { VAULT_KEYS: vaultKeys, ACTIONS_KEYS: '' } : {};
     const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl!, ...extraEnv }, logFile, spec.ready);
     children.push(started.child);
     byService.set(service, [...(byService.get(service) ?? []), started.child]);
