@@ -38,7 +38,7 @@ try {
   // The embedded database takes one connection, which LISTEN would hold: the relay is woken in-process there.
   const actions = await startActionsService({ bus, sql, keyring, config, log: log.child({ component: 'actions' }), policy: policyOverBus(bus), listen: !embedded });
   const vault = await startVaultExecutor({ bus, sql, keyring: vaultKeyring, config, log: log.child({ component: 'vault-executor' }) });
-  const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }) });
+  const gateway = await startGateway({ bus, config, log: log.child({ component: 'gateway' }), sql });
   log.info({ bus: bus.kind, database: embedded ? 'embedded' : 'external' }, 'all-in-one ready');
   if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
   await untilSignal(log);

@@ -4,6 +4,9 @@ import { actionsEndpoints } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
 import type { Logger } from '@agent-auth/logging';
+import { migrate, packageDir, type Sql } from '@agent-auth/db';
+import { createRateLimitStore } from './store/rate-limits.js';
+import { installAdmission } from './handlers/rate-limit.js';
 import { createAuthenticator } from './handlers/auth.js';
 import { frameworkErrorOptions, installErrorHandling } from './handlers/http-errors.js';
 import { actionRoutes } from './handlers/actions.js';
@@ -15,8 +18,24 @@ export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-/** Builds the HTTP gateway (not yet listening): validation, authentication and mapping to bus requests. */
-export async function createGateway(deps: { bus: Bus; config: Config; log: Logger }): Promise<FastifyInstance> {
+export interface GatewayDeps {
+  bus: Bus;
+  config: Config;
+  log: Logger;
+  /** The database of the shared rate-limit log; required unless RATE_LIMITS is off. */
+  sql?: Sql;
+}
+
+/** The shared rate limiter (migrating its schema), or undefined when rate limiting is switched off. */
+async function rateLimiter(deps: GatewayDeps) {
+  if (!deps.config.RATE_LIMITS) return undefined;
+  if (!deps.sql) throw new Error('DATABASE_URL must be set: the gateway keeps the rate limits every replica shares in Postgres (or set RATE_LIMITS=false)');
+  await migrate(deps.sql, { schema: 'gateway', dir: `${packageDir(import.meta.url)}/store/migrations`, log: deps.log });
+  return createRateLimitStore(deps.sql);
+}
+
+/** Builds the HTTP gateway (not yet listening): authentication, rate limits, validation and mapping to bus requests. */
+export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
@@ -36,6 +55,14 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
 
   const auth = createAuthenticator(deps.bus, { ttlMs: deps.config.AUTH_CACHE_TTL_MS });
   app.addHook('onClose', async () => auth.close());
+  const limiter = await rateLimiter(deps);
+  installAdmission(app, { prefix: API_PREFIX, authenticator: auth, limiter, settings: deps.config });
+  if (limiter) {
+    const windowMs = deps.config.RATE_LIMIT_WINDOW_SECONDS * 1000;
+    const sweep = setInterval(() => void limiter.forgetIdle(windowMs).catch((err: unknown) => deps.log.warn({ err }, 'rate-limit clean-up failed')), Math.max(windowMs, 60_000));
+    sweep.unref();
+    app.addHook('onClose', async () => clearInterval(sweep));
+  }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
@@ -60,7 +87,7 @@ export async function createGateway(deps: { bus: Bus; config: Config; log: Logge
 }
 
 /** Builds the gateway and listens on HOST:PORT; resolves to the base URL of the API. */
-export async function startGateway(deps: { bus: Bus; config: Config; log: Logger }) {
+export async function startGateway(deps: GatewayDeps) {
   const app = await createGateway(deps);
   const address = await app.listen({ host: deps.config.HOST, port: deps.config.PORT });
   const url = new URL(address);

@@ -21,6 +21,8 @@ export interface Stack {
   addProcess(service: string, env?: Record<string, string>): Promise<ChildProcess>;
   /** The processes started so far, by service (processes mode). */
   processes(service: string): ChildProcess[];
+  /** Starts one more gateway process over NATS (processes mode: same bus and database); resolves to its base URL. */
+  addGateway(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -143,6 +145,13 @@ export async function startStack(options: {
     return started.child;
   };
 
+  const addGateway = async () => {
+    if (!options.natsUrl) throw new Error('a second gateway needs NATS');
+    const started = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
+    children.push(started.child);
+    return started.ready.url as string;
+  };
+
   if (options.mode === 'processes') {
     if (!options.natsUrl) throw new Error('processes mode needs NATS');
     await addProcess('notifier');
@@ -166,6 +175,7 @@ export async function startStack(options: {
     logs: () => readFileSync(logFile, 'utf8'),
     addProcess,
     processes: (service) => byService.get(service) ?? [],
+    addGateway,
     async stop() {
       await Promise.all(children.map(stopChild));
       if (options.mode === 'processes' && options.natsUrl) await deleteEventStream(options.natsUrl, env.BUS_PREFIX!);

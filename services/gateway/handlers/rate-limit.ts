@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentPrincipal, DevicePrincipal } from '@agent-auth/contracts';
+import type { Config } from '@agent-auth/config';
+import { errors, isAppError } from '@agent-auth/errors';
+import type { RateLimitOutcome, RateLimitStore } from '../store/rate-limits.js';
+import type { AuthKind, Authenticator } from './auth.js';
+
+/** Whose budget a request spends: its agent, its device, or (unauthenticated or failed authentication) its IP. */
+export interface Identity {
+  key: string;
+  limit: number;
+  /** Named in the 429 detail. */
+  label: string;
+}
+
+/** The limits SPEC 8.1 sets (defaults), from configuration. */
+export type RateLimitSettings = Pick<Config, 'RATE_LIMIT_WINDOW_SECONDS' | 'RATE_LIMIT_AGENT' | 'RATE_LIMIT_DEVICE' | 'RATE_LIMIT_IP'>;
+
+/** The identity a request is counted against. */
+export function identityOf(settings: RateLimitSettings, principal: AgentPrincipal | DevicePrincipal | null, ip: string): Identity {
+  if (principal && 'agent_id' in principal) return { key: `agent:${principal.agent_id}`, limit: settings.RATE_LIMIT_AGENT, label: 'this API key' };
+  if (principal && 'device_ref' in principal) return { key: `device:${principal.device_ref}`, limit: settings.RATE_LIMIT_DEVICE, label: 'this device' };
+  return { key: `ip:${ip}`, limit: settings.RATE_LIMIT_IP, label: `unauthenticated requests from ${ip}` };
+}
+
+/** The rate-limit headers of DESIGN ("Rate limits"): whole seconds, rounded up; Retry-After only when refused. */
+export function rateLimitHeaders(limit: number, outcome: RateLimitOutcome): Record<string, string> {
+  const reset = Math.max(0, Math.ceil(outcome.resetMs / 1000));
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(outcome.remaining),
+    'x-ratelimit-reset': String(reset),
+  };
+  if (!outcome.allowed) headers['retry-after'] = String(Math.max(1, reset));
+  return headers;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the admission hook once the caller is authenticated. */
+    principal: AgentPrincipal | DevicePrincipal | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthKind;
+  }
+}
+
+async function authenticate(auth: AuthKind, authenticator: Authenticator, request: FastifyRequest) {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  if (auth === 'agent') return authenticator.agent(header('x-api-key'), request.id);
+  if (auth === 'device') return authenticator.device(header('x-device-id'), request.id);
+  return null;
+}
+
+async function spend(limiter: RateLimitStore, settings: RateLimitSettings, identity: Identity, reply: FastifyReply): Promise<void> {
+  const outcome = await limiter.hit(identity.key, identity.limit, settings.RATE_LIMIT_WINDOW_SECONDS * 1000);
+  const headers = rateLimitHeaders(identity.limit, outcome);
+  void reply.headers(headers);
+  if (!outcome.allowed) {
+    throw errors.rateLimited(`Rate limit of ${identity.limit} requests per ${settings.RATE_LIMIT_WINDOW_SECONDS} s exceeded for ${identity.label}; retry in ${headers['retry-after']} s`);
+  }
+}
+
+/**
+ * Admission of every API request, before its body is read: authenticate (routes declare agent, device or none),
+ * then count the request against its identity's sliding window (when a limiter is given). A missing or invalid
+ * credential counts against the IP, then answers 401 (or 429 once the IP is over its limit). Every answer under the
+ * API prefix, errors and unknown routes included, carries the rate-limit headers.
+ */
+export function installAdmission(app: FastifyInstance, input: { prefix: string; authenticator: Authenticator; limiter?: RateLimitStore; settings: RateLimitSettings }): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith(input.prefix)) return; // health probes are not rate limited
+    const auth = request.routeOptions.config?.auth ?? 'none';
+    let principal: AgentPrincipal | DevicePrincipal | null = null;
+    let authError: unknown;
+    try {
+      principal = await authenticate(auth, input.authenticator, request);
+    } catch (err) {
+      if (!isAppError(err) || err.status !== 401) throw err; // e.g. the actions service is down: 503, not the caller's fault
+      authError = err;
+    }
+    request.principal = principal;
+    if (input.limiter) await spend(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
+    if (authError) throw authError;
+  });
+}
