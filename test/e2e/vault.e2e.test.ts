@@ -158,6 +158,19 @@ for (const { mode, skip } of modes) {
       expect((await device.post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash.toUpperCase() })).status).toBe(200);
     });
 
+    it('refuses a vault request whose method or headers could never be sent, naming the field', async () => {
+      const ask = (extra: Record<string, unknown>) => api.agent(acct.api_key).post('/actions', {
+        action_type: 'system', title: 'bad', metadata: { vault_execute: true, service_name: 's', method: 'GET', url: `${https.origin}/`, ...extra },
+      });
+      const split = await ask({ headers: { 'X-A': 'a\r\nX-Injected: 1' } });
+      expect(split.status).toBe(400);
+      expect(split.body.detail).toMatch(/^metadata\.headers\.X-A/);
+      expect((await ask({ headers: { 'Bad Name': 'x' } })).body.detail).toMatch(/^metadata\.headers/);
+      expect((await ask({ method: 'CONNECT' })).body.detail).toMatch(/^metadata\.method/);
+      expect((await ask({ url: 'ftp://example.com/' })).body.detail).toMatch(/^metadata\.url/);
+      expect((await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'x', metadata: { vault_execute: true, service_name: 's', method: 'GET', url: 'https://a.example/' } })).body.detail).toMatch(/^action_type/);
+    });
+
     it('bearer: injects the credential over HTTPS, overrides the agent\'s own Authorization, redacts the echo, runs once', async () => {
       await storeCredential({ service_name: 'bearer-api', allowed_hosts: ['127.0.0.1'] });
       const id = await approvedCall({

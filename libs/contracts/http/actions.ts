@@ -51,13 +51,23 @@ export const CreateActionBody = z.object({
 });
 export type CreateActionBody = z.infer<typeof CreateActionBody>;
 
+// Methods a vault call may use; CONNECT and TRACE have no place in an API call made on someone's behalf.
+export const vaultMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const VaultHeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
+const VaultHeaderValue = z.string().max(4096).refine((v) => !/[\r\n\u0000]/.test(v), 'must not contain line breaks or NUL');
+
 /** The metadata keys that turn an action into a vault execution request (SPEC 2.1). */
 export const VaultExecutionMetadata = z.object({
   vault_execute: z.literal(true),
   service_name: StoredText().min(1).max(200),
-  method: StoredText().regex(/^[A-Za-z]+$/, 'must be an HTTP method').max(10),
+  method: StoredText()
+    .max(10)
+    .refine((m) => (vaultMethods as readonly string[]).includes(m.toUpperCase()), `must be one of ${vaultMethods.join(', ')}`),
   url: HttpUrl,
-  headers: z.record(z.string(), z.string()).nullish(),
+  headers: z
+    .record(VaultHeaderName, VaultHeaderValue)
+    .refine((h) => Object.keys(h).length <= 50, 'must have at most 50 headers')
+    .nullish(),
   body: z.string().nullish(),
 });
 export type VaultExecutionMetadata = z.infer<typeof VaultExecutionMetadata>;
