@@ -36,7 +36,8 @@ export const AllowedHost = StoredText()
 export const CreateCredentialBody = z.object({
   service_name: StoredText().trim().min(1, 'must not be empty').max(vaultLimits.serviceName),
   credential_value: StoredText().min(1, 'must not be empty').max(vaultLimits.credentialValue)
-    .refine((v) => !/[\r\n]/.test(v), 'must not contain line breaks'),
+    // It travels in an HTTP header: control characters could never be sent (or would split the header).
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters or line breaks'),
   auth_type: AuthType.nullish().transform((t) => t ?? 'bearer'),
   auth_header: HeaderName.nullish().transform((h) => h ?? 'Authorization'),
   allowed_hosts: z.array(AllowedHost).min(1, 'must name at least one host').max(vaultLimits.allowedHosts),
