@@ -13,6 +13,7 @@ import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
 import { policyRoutes } from './handlers/policy.js';
 import { vaultRoutes } from './handlers/vault.js';
+import { deviceEventRoutes } from './handlers/device-events.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -80,6 +81,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
       actionRoutes(api, deps.bus, auth);
       policyRoutes(api, deps.bus, auth);
       vaultRoutes(api, deps.bus, auth, deps.config);
+      deviceEventRoutes(api, deps.bus, auth, deps.config);
     },
     { prefix: API_PREFIX },
   );

@@ -8,10 +8,13 @@ import { resolveInfra } from '../infra/resolve.js';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { vaultExecution, type LatencyFigures } from './vault-execution.js';
+import { notificationLatency, notificationTable, type NotificationFigures } from './notification-latency.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const out = (line = '') => process.stdout.write(line + '\n');
+// BENCH_CASES picks cases: create (action creation throughput), vault (execution round trip), notify (webhook and device stream latency).
+const cases = new Set((process.env.BENCH_CASES ?? 'create,vault,notify').split(',').map((c) => c.trim()));
 
 interface Figures {
   name: string;
@@ -92,14 +95,25 @@ out(`Benchmark: POST /actions, ${connections} connections, ${seconds} s per case
 for (const note of infra.notes) out(`  ${note}`);
 out();
 try {
-  const rows: Figures[] = [];
-  rows.push(await actionCreation('all-in-one', infra, '(a) all-in-one (in-process bus)'));
-  if (infra.natsUrl) rows.push(await actionCreation('processes', infra, '(b) gateway + actions processes over NATS'));
-  table(rows);
-  const [a, b] = rows;
-  if (a && b) out(`\nratio (b)/(a): throughput ${(b.rps / a.rps).toFixed(2)}, p50 latency ${(b.p50 / a.p50).toFixed(2)}, p99 latency ${(b.p99 / a.p99).toFixed(2)}`);
-  else out('\n(b) skipped: no NATS server reachable');
-  await vaultBench();
+  if (cases.has('create')) {
+    const rows: Figures[] = [];
+    rows.push(await actionCreation('all-in-one', infra, '(a) all-in-one (in-process bus)'));
+    if (infra.natsUrl) rows.push(await actionCreation('processes', infra, '(b) gateway + actions processes over NATS'));
+    table(rows);
+    const [a, b] = rows;
+    if (a && b) out(`\nratio (b)/(a): throughput ${(b.rps / a.rps).toFixed(2)}, p50 latency ${(b.p50 / a.p50).toFixed(2)}, p99 latency ${(b.p99 / a.p99).toFixed(2)}`);
+    else out('\n(b) skipped: no NATS server reachable');
+  }
+  if (cases.has('vault')) await vaultBench();
+  if (cases.has('notify')) {
+    const notifyCount = Number(process.env.BENCH_NOTIFY_REQUESTS ?? 1000);
+    const notifyConcurrency = (process.env.BENCH_NOTIFY_CONCURRENCY ?? '1,8').split(',').map(Number);
+    out(`\nNotification latency: ${notifyCount} requests at each concurrency (${notifyConcurrency.join(', ')}); from the HTTP response to the webhook's arrival at an HTTPS receiver on loopback / the device stream's event`);
+    const latency: NotificationFigures[] = [];
+    if (infra.natsUrl) latency.push(...(await withDatabase(infra.databaseUrl, infra.isolatedDatabases, (url) => notificationLatency('processes', url, infra.natsUrl, '(b) processes, JetStream', notifyCount, notifyConcurrency))));
+    latency.push(...(await withDatabase(infra.databaseUrl, infra.isolatedDatabases, (url) => notificationLatency('all-in-one', url, null, '(a) all-in-one, in-process', notifyCount, notifyConcurrency))));
+    notificationTable(latency, out);
+  }
 } finally {
   await infra.stop();
 }
