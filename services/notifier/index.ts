@@ -46,7 +46,7 @@ export async function startNotifierService(input: { bus: Bus; sql: Sql; config: 
   const deliveries = startDeliveryLoop(deps);
   const consumer = await bus.actionEvents.consume({
     name: NOTIFIER_CONSUMER,
-    handler: actionEventHandler(deps, deliveries.wake),
+    handler: actionEventHandler(deps, deliveries),
     concurrency: config.WEBHOOK_CONCURRENCY,
     log,
   });

@@ -36,7 +36,7 @@ async function inParallel(count: number, concurrency: number, task: (i: number) 
 }
 
 /** One stack in one mode: N webhooks after approvals, N device stream events after creations. */
-export async function notificationLatency(mode: StackMode, databaseUrl: string, natsUrl: string | null, label: string, count: number, concurrency: number): Promise<NotificationFigures[]> {
+export async function notificationLatency(mode: StackMode, databaseUrl: string, natsUrl: string | null, label: string, count: number, concurrencies: number[]): Promise<NotificationFigures[]> {
   const cert = selfSignedCert();
   const caFile = join(mkdtempSync(join(tmpdir(), 'aa-bench-ca-')), 'ca.pem');
   writeFileSync(caFile, cert.cert);
@@ -59,37 +59,42 @@ export async function notificationLatency(mode: StackMode, databaseUrl: string, 
           new Promise<number>((resolve) => waiting.set(id, resolve)),
           new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`webhook of ${id} did not arrive in 30 s`)), 30_000).unref()),
         ]);
-  const stack = await startStack({ mode, databaseUrl, natsUrl, name: 'bench-notify', env: { NODE_EXTRA_CA_CERTS: caFile, LOG_REQUESTS: 'false', LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' } });
+  const stack = await startStack({ mode, databaseUrl, natsUrl, name: 'bench-notify', env: { NODE_EXTRA_CA_CERTS: caFile, LOG_REQUESTS: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DB_POOL_SIZE: '10' } });
   try {
     const api = apiClient(stack.baseUrl);
     const acct = await api.newAccount();
     const agent = api.agent(acct.api_key);
     const device = api.device(acct.device_id);
 
-    // Device stream: creation response → action.created on the stream.
-    const stream = await openEventStream(`${stack.baseUrl}/device/events`, { 'x-device-id': acct.device_id });
-    const created: string[] = [];
-    const streamSamples: number[] = [];
-    await inParallel(count, concurrency, async () => {
-      const r = await agent.post('/actions', { action_type: 'purchase', title: 'Bench purchase', amount: 5, callback_url: `${receiver.origin}/hook` });
-      const answered = performance.now();
-      if (r.status !== 200) throw new Error(`create failed: ${r.status} ${JSON.stringify(r.body)}`);
-      created.push(r.body.id);
-      const seen = await stream.next((e) => e.event === 'action.created' && e.data.action.id === r.body.id);
-      streamSamples.push(seen.at - answered);
-    });
-    stream.close();
+    const measure = async (concurrency: number): Promise<NotificationFigures[]> => {
+      // Device stream: creation response → action.created on the stream.
+      const stream = await openEventStream(`${stack.baseUrl}/device/events`, { 'x-device-id': acct.device_id });
+      const created: string[] = [];
+      const streamSamples: number[] = [];
+      await inParallel(count, concurrency, async () => {
+        const r = await agent.post('/actions', { action_type: 'purchase', title: 'Bench purchase', amount: 5, callback_url: `${receiver.origin}/hook` });
+        const answered = performance.now();
+        if (r.status !== 200) throw new Error(`create failed: ${r.status} ${JSON.stringify(r.body)}`);
+        created.push(r.body.id);
+        const seen = await stream.next((e) => e.event === 'action.created' && e.data.action.id === r.body.id);
+        streamSamples.push(seen.at - answered);
+      });
+      stream.close();
 
-    // Webhooks: approve response → webhook arrival.
-    const webhookSamples: number[] = [];
-    await inParallel(created.length, concurrency, async (i) => {
-      const id = created[i]!;
-      const r = await device.post(`/actions/${id}/approve`);
-      const answered = performance.now();
-      if (r.status !== 200) throw new Error(`approve failed: ${r.status}`);
-      webhookSamples.push((await arrival(id)) - answered);
-    });
-    return [figures(`${label}: approve → webhook`, webhookSamples), figures(`${label}: create → device stream`, streamSamples)];
+      // Webhooks: approve response → webhook arrival.
+      const webhookSamples: number[] = [];
+      await inParallel(created.length, concurrency, async (i) => {
+        const id = created[i]!;
+        const r = await device.post(`/actions/${id}/approve`);
+        const answered = performance.now();
+        if (r.status !== 200) throw new Error(`approve failed: ${r.status}`);
+        webhookSamples.push((await arrival(id)) - answered);
+      });
+      return [figures(`${label}, ${concurrency} at a time: approve → webhook`, webhookSamples), figures(`${label}, ${concurrency} at a time: create → device stream`, streamSamples)];
+    };
+    const rows: NotificationFigures[] = [];
+    for (const concurrency of concurrencies) rows.push(...(await measure(concurrency)));
+    return rows;
   } finally {
     await stack.stop();
     await receiver.close();
@@ -98,8 +103,8 @@ export async function notificationLatency(mode: StackMode, databaseUrl: string, 
 
 /** Prints latency figures as a table. */
 export function notificationTable(rows: NotificationFigures[], out: (line?: string) => void): void {
-  out(`${'case'.padEnd(52)} ${'n'.padStart(6)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'early'.padStart(6)}`);
+  out(`${'case'.padEnd(62)} ${'n'.padStart(6)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'early'.padStart(6)}`);
   for (const r of rows) {
-    out(`${r.name.padEnd(52)} ${String(r.count).padStart(6)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${r.max.toFixed(1).padStart(8)} ${String(r.early).padStart(6)}`);
+    out(`${r.name.padEnd(62)} ${String(r.count).padStart(6)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${r.max.toFixed(1).padStart(8)} ${String(r.early).padStart(6)}`);
   }
 }

@@ -28,6 +28,12 @@ export function startOutboxRelay(input: { outbox: OutboxStore; stream: ActionEve
   let stopped = false;
   let nudge: (() => void) | null = null;
   let lastPurge = Date.now();
+  // Marking rows published is off the path of the next batch: claimed rows are skipped until their lease ends.
+  const marking = new Set<Promise<void>>();
+  const inBackground = (work: Promise<void>) => {
+    const p: Promise<void> = work.catch((err: unknown) => log.error({ err }, 'marking outbox rows failed; they will be published again (de-duplicated)')).finally(() => marking.delete(p));
+    marking.add(p);
+  };
 
   const wake = () => {
     woken = true;
@@ -38,11 +44,11 @@ export function startOutboxRelay(input: { outbox: OutboxStore; stream: ActionEve
     const events = await outbox.claim(BATCH, LEASE_SECONDS);
     if (!events.length) return 0;
     const stored = await stream.append(events);
-    await outbox.markPublished([...stored]);
+    inBackground(outbox.markPublished([...stored]));
     const failed = events.filter((e) => !stored.has(e.id)).map((e) => e.id);
     if (failed.length) {
       log.warn({ count: failed.length }, 'action events not published; offered again shortly');
-      await outbox.release(failed, RETRY_SECONDS);
+      inBackground(outbox.release(failed, RETRY_SECONDS));
     }
     return events.length;
   };
@@ -90,6 +96,7 @@ export function startOutboxRelay(input: { outbox: OutboxStore; stream: ActionEve
       stopped = true;
       nudge?.();
       await loop;
+      await Promise.all(marking);
       await (await listening)?.unlisten();
     },
   };

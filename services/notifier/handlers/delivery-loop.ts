@@ -10,8 +10,8 @@ const AUDIT_RETRY_EVERY_MS = 5_000;
 const USER_AGENT = 'agent-auth-webhooks/1';
 
 export interface DeliveryLoop {
-  /** Looks for due deliveries now (called when a new one is recorded). */
-  wake(): void;
+  /** Records a new delivery and, when there is room, makes its first attempt at once; idempotent per webhook id. */
+  submit(job: Omit<DeliveryRow, 'attempts' | 'first_attempt_at'>): Promise<void>;
   /** Stops claiming and waits for the attempts in flight. */
   stop(): Promise<void>;
 }
@@ -46,19 +46,21 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
       };
     });
 
+  const launch = (job: DeliveryRow) => {
+    const running: Promise<void> = attempt(deps, job)
+      .catch((err: unknown) => log.error({ err, webhook_id: job.webhook_id }, 'webhook attempt failed unexpectedly'))
+      .finally(() => {
+        inFlight.delete(running);
+        wake();
+      });
+    inFlight.add(running);
+  };
+
   const pass = async () => {
     const room = capacity - inFlight.size;
     if (room <= 0) return;
     const jobs = await deps.deliveries.claimDue(room, leaseSeconds);
-    for (const job of jobs) {
-      const running: Promise<void> = attempt(deps, job)
-        .catch((err: unknown) => log.error({ err, webhook_id: job.webhook_id }, 'webhook attempt failed unexpectedly'))
-        .finally(() => {
-          inFlight.delete(running);
-          wake();
-        });
-      inFlight.add(running);
-    }
+    for (const job of jobs) launch(job);
     if (jobs.length === room) woken = true; // more may be due
     if (Date.now() - lastAuditRetry > AUDIT_RETRY_EVERY_MS) {
       lastAuditRetry = Date.now();
@@ -77,7 +79,13 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
   })();
 
   return {
-    wake,
+    async submit(job) {
+      if (!stopped && inFlight.size < capacity) {
+        log.debug({ webhook_id: job.webhook_id, request_id: job.request_id }, 'webhook event received');
+        const claimed = await deps.deliveries.addClaimed(job, leaseSeconds);
+        if (claimed) launch(claimed);
+      } else if (await deps.deliveries.add(job)) wake();
+    },
     async stop() {
       stopped = true;
       nudge?.();
@@ -100,6 +108,7 @@ async function attempt(deps: NotifierDeps, job: DeliveryRow): Promise<void> {
     await deps.deliveries.postpone(job.webhook_id, SIGNING_RETRY_SECONDS);
     return;
   }
+  deps.log.debug({ webhook_id: job.webhook_id, request_id: job.request_id, attempt: job.attempts }, 'webhook signed; posting');
   const started = performance.now();
   let result: AttemptResult;
   try {

@@ -1,15 +1,17 @@
 import { webhookPayloadOf, type ActionEvent } from '@agent-auth/contracts';
 import type { NotifierDeps } from './deps.js';
+import type { DeliveryLoop } from './delivery-loop.js';
 
 /**
  * Handles one action event from the durable stream. A resolution with a callback_url becomes a delivery job
- * (recorded before the event is acknowledged, keyed by the event id, so a redelivered event adds nothing); a new
+ * (recorded before the event is acknowledged, keyed by the event id, so a redelivered event adds nothing) and
+ * its first attempt starts at once; a new
  * pending request is pushed to the account's devices when a push provider is configured.
  */
-export function actionEventHandler(deps: NotifierDeps, wakeDeliveries: () => void) {
+export function actionEventHandler(deps: NotifierDeps, deliveries: Pick<DeliveryLoop, 'submit'>) {
   return async (event: ActionEvent): Promise<void> => {
     if (event.type === 'action.resolved' && event.callback_url) {
-      const added = await deps.deliveries.add({
+      await deliveries.submit({
         webhook_id: event.id,
         request_id: event.action.id,
         account_id: event.account_id,
@@ -17,7 +19,6 @@ export function actionEventHandler(deps: NotifierDeps, wakeDeliveries: () => voi
         callback_url: event.callback_url,
         body: JSON.stringify(webhookPayloadOf(event.action)),
       });
-      if (added) wakeDeliveries();
     }
     if (event.type === 'action.created' && deps.push) await pushToDevices(deps, event);
   };
