@@ -48,15 +48,14 @@ export function executionHandlers(deps: ActionsDeps): BoundHandler[] {
     }),
 
     handle(ep.recordExecution, async (record) => {
-      const row = await deps.requests.findForAgent(record.request_id, record.agent.agent_id);
-      if (!row) throw errors.notFound(`Action request '${record.request_id}' not found`);
-      await deps.requests.appendAudit(row.id, row.account_id, {
+      const recorded = await deps.requests.appendAuditForAgent(record.request_id, record.agent.agent_id, {
         event: auditEvents[record.outcome], actor: `agent:${record.agent.agent_id}`,
         detail: {
           target_host: record.target_host, status_code: record.status_code, error_status: record.error_status,
           detail: record.detail, latency_ms: record.latency_ms,
         },
       });
+      if (!recorded) throw errors.notFound(`Action request '${record.request_id}' not found`);
       return { recorded: true as const };
     }),
   ];

@@ -172,6 +172,16 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
         values (${id}, ${accountId}, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)})`;
     },
 
+    /** Appends one audit entry to a request of one agent, in one statement; false when the agent has no such request. */
+    async appendAuditForAgent(id: string, agentId: string, audit: AuditEntry): Promise<boolean> {
+      const rows = await sql`
+        insert into actions.audit_events (request_id, account_id, event, actor, detail)
+        select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)}
+        from actions.requests where id = ${id} and agent_id = ${agentId}
+        returning id`;
+      return rows.length > 0;
+    },
+
     /** The audit trail of one request, oldest first. */
     async auditTrail(id: string): Promise<Array<{ event: string; actor: string; detail: unknown; at: Date }>> {
       return sql`select event, actor, detail, at from actions.audit_events where request_id = ${id} order by id`;
