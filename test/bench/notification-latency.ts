@@ -7,6 +7,7 @@ import { apiClient } from '../harness/http.js';
 import { openEventStream } from '../harness/sse.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream } from '../harness/upstream.js';
+import { out, withDatabase, type BenchCase } from './load.js';
 
 export interface NotificationFigures {
   name: string;
@@ -108,3 +109,18 @@ export function notificationTable(rows: NotificationFigures[], out: (line?: stri
     out(`${r.name.padEnd(62)} ${String(r.count).padStart(6)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${r.max.toFixed(1).padStart(8)} ${String(r.early).padStart(6)}`);
   }
 }
+
+/** Approve → webhook and create → device stream latency, over JetStream (processes) and in-process (all-in-one). */
+export const notifyBench: BenchCase = {
+  name: 'notify',
+  description: 'latency from the HTTP response to the webhook at an HTTPS receiver on loopback / to the device stream event',
+  async run(infra) {
+    const notifyCount = Number(process.env.BENCH_NOTIFY_REQUESTS ?? 1000);
+    const notifyConcurrency = (process.env.BENCH_NOTIFY_CONCURRENCY ?? '1,8').split(',').map(Number);
+    out(`${notifyCount} requests at each concurrency (${notifyConcurrency.join(', ')})`);
+    const latency: NotificationFigures[] = [];
+    if (infra.natsUrl) latency.push(...(await withDatabase(infra, (url) => notificationLatency('processes', url, infra.natsUrl, '(b) processes, JetStream', notifyCount, notifyConcurrency))));
+    latency.push(...(await withDatabase(infra, (url) => notificationLatency('all-in-one', url, null, '(a) all-in-one, in-process', notifyCount, notifyConcurrency))));
+    notificationTable(latency, out);
+  },
+};

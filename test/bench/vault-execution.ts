@@ -9,6 +9,7 @@ import { Agent } from 'undici';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream } from '../harness/upstream.js';
+import { out, withDatabase, type BenchCase } from './load.js';
 
 export interface LatencyFigures {
   name: string;
@@ -84,3 +85,28 @@ export async function vaultExecution(options: { mode: StackMode; databaseUrl: st
     await upstream.close();
   }
 }
+
+const vaultCalls = Number(process.env.BENCH_VAULT_CALLS ?? 400);
+const vaultConcurrency = Number(process.env.BENCH_VAULT_CONCURRENCY ?? 8);
+
+function latencyTable(rows: LatencyFigures[]): void {
+  out(`${'case'.padEnd(52)} ${'calls/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'failed'.padStart(8)}`);
+  for (const r of rows) {
+    out(`${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${String(r.failures).padStart(8)}`);
+  }
+}
+
+/** Vault execution round trip vs a direct undici call to the same loopback upstream, in each available mode. */
+export const vaultBench: BenchCase = {
+  name: 'vault',
+  description: `vault execution round trip vs direct undici call, same loopback HTTPS upstream, ${vaultCalls} calls, ${vaultConcurrency} in flight`,
+  async run(infra) {
+    const modes: StackMode[] = infra.natsUrl ? ['all-in-one', 'processes'] : ['all-in-one'];
+    for (const mode of modes) {
+      const [direct, vault] = await withDatabase(infra, (databaseUrl) =>
+        vaultExecution({ mode, databaseUrl, natsUrl: infra.natsUrl, calls: vaultCalls, concurrency: vaultConcurrency }));
+      latencyTable([direct, vault]);
+      out(`ratio vault/direct (${mode}): p50 latency ${(vault.p50 / direct.p50).toFixed(1)}x, p99 latency ${(vault.p99 / direct.p99).toFixed(1)}x, throughput ${(vault.rps / direct.rps).toFixed(3)}`);
+    }
+  },
+};

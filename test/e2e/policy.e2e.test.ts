@@ -297,6 +297,9 @@ for (const { mode, skip } of modes) {
       await expect.poll(async () => (await summary(acct.api_key)).summaries[0].spent).toBe(winner === 'approved' ? 9 : 5);
       const [rows] = await db.sql`select count(*)::int as n from policy.spend where action_id = ${contested.id}`;
       expect(rows!.n).toBe(winner === 'approved' ? 1 : 0);
+      // The limit's running total agrees with the ledger after the race and the release.
+      const [usage] = await db.sql`select sum(u.spent_cents)::int as cents from policy.limit_usage u join policy.spending_limits l on l.id = u.limit_id where l.account_id = ${acct.account_id}`;
+      expect(usage!.cents).toBe(winner === 'approved' ? 900 : 500);
 
       // Each of these is within the limit on its own at creation; the person approves both, and both count.
       const spentBefore = (await summary(acct.api_key)).summaries[0].spent as number;
@@ -308,6 +311,25 @@ for (const { mode, skip } of modes) {
       expect((await summary(acct.api_key)).summaries[0]).toMatchObject({ limit: 10, spent: 10 + (10 - spentBefore), remaining: 0 });
       expect((await summary(acct.api_key)).summaries[0].utilization).toBeGreaterThan(1);
       expect(await buy(acct.api_key, 0.01)).toMatchObject({ status: 'denied' });
+    });
+
+    it('counts spend approved before a limit existed, and only what each limit covers', async () => {
+      const acct = await api.newAccount();
+      const other = await newAgent(acct, 'other bot');
+      await rule(acct, { name: 'approve purchases', decision: 'auto_approve', action_type: 'purchase' });
+      expect(await buy(acct.api_key, 30)).toMatchObject({ status: 'approved' });
+      expect(await buy(other.api_key, 20)).toMatchObject({ status: 'approved' });
+      // Created after $50 was spent today: the account-wide limit sees all of it, the agent-scoped one only its agent's.
+      const all = await limit(acct, { period: 'daily', amount_limit: 60 });
+      const mine = await limit(acct, { period: 'daily', amount_limit: 40, agent_id: acct.agent_id });
+      expect(await buy(other.api_key, 15)).toMatchObject({ status: 'denied', resolved_by: `spending_limit:${all.limit_id}`, spending_limit_exceeded: { spent: 50, requested: 15 } });
+      expect(await buy(acct.api_key, 10)).toMatchObject({ status: 'approved' });
+      expect(await buy(acct.api_key, 0.01)).toMatchObject({ status: 'denied', resolved_by: `spending_limit:${all.limit_id}` });
+      expect(await buy(other.api_key, 10)).toMatchObject({ status: 'denied', spending_limit_exceeded: { limit: 60, spent: 60 } });
+      expect((await summary(acct.api_key)).summaries).toEqual([
+        expect.objectContaining({ limit_id: all.limit_id, spent: 60, remaining: 0 }),
+        expect.objectContaining({ limit_id: mine.limit_id, spent: 40, remaining: 0 }),
+      ]);
     });
 
     it('never spends past a limit under concurrency: 40 simultaneous $10 purchases against $100 a day give 10 approved, 30 denied', async () => {
@@ -332,6 +354,8 @@ for (const { mode, skip } of modes) {
       }
       const [spend] = await db.sql`select count(*)::int as n, sum(amount_cents)::int as cents from policy.spend where account_id = ${acct.account_id}`;
       expect(spend).toEqual({ n: 10, cents: 10_000 });
+      const [usage] = await db.sql`select spent_cents::int as cents from policy.limit_usage where limit_id = ${daily.limit_id}`;
+      expect(usage!.cents).toBe(10_000);
       expect((await summary(acct.api_key)).summaries[0]).toMatchObject({ limit: 100, spent: 100, remaining: 0, utilization: 1 });
       // Both policy replicas took part (the queue group spreads the burst; all 40 on one is a 2^-40 chance).
       if (mode === 'processes') {

@@ -1,7 +1,7 @@
 import { fromCents, policyEndpoints as ep, type DecideRequest, type PolicyDecision } from '@agent-auth/contracts';
 import { handle, type BoundHandler } from '@agent-auth/bus';
 import type { DecisionLimit, DecisionRule } from '../store/account-policy.js';
-import type { SpendOps, SpendScope } from '../store/spend.js';
+import type { PeriodWindows, SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, limitApplies, summarize } from './limit-checks.js';
 import { periodWindow } from './period-windows.js';
@@ -18,17 +18,20 @@ function byRule(rule: DecisionRule, spendRecorded: boolean): PolicyDecision {
   };
 }
 
-function scopeOf(limit: DecisionLimit, now: Date): SpendScope {
+function scopeOf(limit: Omit<DecisionLimit, 'spent_cents'>, now: Date): SpendScope {
   return { id: limit.id, ...periodWindow(limit.period, now), agent_id: limit.agent_id, action_type: limit.action_type };
 }
 
 type Checkable = DecideRequest & { amount_cents: number };
 
+function windowsAt(now: Date): PeriodWindows {
+  return { daily: periodWindow('daily', now), weekly: periodWindow('weekly', now), monthly: periodWindow('monthly', now) };
+}
+
 /** The denial by the first covering limit that this request would take past its figure, if any. */
-async function limitDenial(ops: SpendOps, req: Checkable, covering: DecisionLimit[], now: Date): Promise<PolicyDecision | undefined> {
-  const spent = await ops.spentIn(covering.map((l) => scopeOf(l, now)));
+function limitDenial(req: Checkable, covering: DecisionLimit[], spent: (limit: DecisionLimit) => number): PolicyDecision | undefined {
   const over = firstExceededLimit(
-    covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent.get(limit.id) ?? 0 })),
+    covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent(limit) })),
     req.amount_cents,
   );
   if (!over) return undefined;
@@ -47,16 +50,18 @@ function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_typ
 
 /** The automatic decision on a new request (SPEC 3, DESIGN "Rules" and "Spending limits"). */
 export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
-  const { rules, limits } = await deps.accountPolicy.forAccount(req.account_id);
-  const rule = firstMatchingRule(rules, req);
   const amount = req.amount_cents;
+  const now = deps.now();
+  // One round trip: rules, limits and, for a request with an amount, each limit's spend so far.
+  const { rules, limits } = await deps.accountPolicy.forDecision(req.account_id, amount === null ? null : windowsAt(now));
+  const rule = firstMatchingRule(rules, req);
   const covering = amount === null ? [] : limits.filter((l) => limitApplies(l, req));
 
   if (amount === null || covering.length === 0) {
     if (!rule) return PENDING;
     // Spend is recorded even where no limit covers it yet: a limit created later this period must see it.
     const recorded = rule.decision === 'auto_approve' && amount !== null
-      && (await deps.spend.unlocked(req.account_id).record({ ...spendOf({ ...req, amount_cents: amount }), approved_by: 'rule', approved_at: deps.now() }));
+      && (await deps.spend.record(req.account_id, { ...spendOf({ ...req, amount_cents: amount }), approved_by: 'rule', approved_at: now }, windowsAt(now), false)).recorded;
     return byRule(rule, recorded);
   }
   if (req.currency !== 'USD') {
@@ -68,18 +73,17 @@ export async function decide(deps: PolicyDeps, req: DecideRequest): Promise<Poli
   // Limits come before rules (they override auto_approve). Spend only grows (a release takes back an approval
   // that never happened), so a denial read from the committed spend without the lock stands, and a burst past a
   // limit is refused without queueing on the lock.
-  const denial = await limitDenial(deps.spend.unlocked(req.account_id), checkable, covering, deps.now());
+  const denial = limitDenial(checkable, covering, (l) => l.spent_cents);
   if (denial) return denial;
   if (rule?.decision !== 'auto_approve') return rule ? byRule(rule, false) : PENDING;
   // Approving adds spend: check again and record under the account's lock, as one step that no other request
   // of the account, on any replica, can interleave with.
-  return deps.spend.underAccountLock(req.account_id, async (ops) => {
-    const now = deps.now();
-    const lockedDenial = await limitDenial(ops, checkable, covering, now);
+  const locked = await deps.spend.record(req.account_id, { ...spendOf(checkable), approved_by: 'rule', approved_at: now }, windowsAt(now), true);
+  if (!locked.recorded) {
+    const lockedDenial = limitDenial(checkable, covering, (l) => locked.spent.get(l.id) ?? 0);
     if (lockedDenial) return lockedDenial;
-    const recorded = await ops.record({ ...spendOf(checkable), approved_by: 'rule', approved_at: now });
-    return byRule(rule, recorded);
-  });
+  }
+  return byRule(rule, locked.recorded);
 }
 
 /** Deciding on new requests, counting approvals by a person, and the spending summary. */
@@ -94,9 +98,8 @@ export function decisionHandlers(deps: PolicyDeps): BoundHandler[] {
     handle(ep.recordSpend, async (req, ctx) => {
       // Under the account's lock, so that a decision in flight never reads the spend from before this approval
       // and then adds its own on top. The approval itself is not refused here: see docs/decisions.md "Policy".
-      const recorded = await deps.spend.underAccountLock(req.account_id, (ops) =>
-        ops.record({ ...spendOf(req), approved_by: 'person', approved_at: deps.now() }),
-      );
+      const now = deps.now();
+      const { recorded } = await deps.spend.record(req.account_id, { ...spendOf(req), approved_by: 'person', approved_at: now }, windowsAt(now), false);
       ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
       return { recorded };
     }),
@@ -110,7 +113,7 @@ export function decisionHandlers(deps: PolicyDeps): BoundHandler[] {
     handle(ep.spendingSummary, async ({ agent }) => {
       const now = deps.now();
       const limits = (await deps.limits.list(agent.account_id)).filter((l) => l.agent_id === null || l.agent_id === agent.agent_id);
-      const spent = await deps.spend.unlocked(agent.account_id).spentIn(limits.map((l) => scopeOf(l, now)));
+      const spent = await deps.spend.spentIn(agent.account_id, limits.map((l) => scopeOf(l, now)));
       return {
         agent_id: agent.agent_id,
         summaries: limits.map((l) => {

@@ -1,3 +1,4 @@
+import type { LimitPeriod } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 
 /** An approved amount: by a rule at creation, or by a person on the device. */
@@ -11,7 +12,10 @@ export interface SpendEntry {
   approved_at: Date;
 }
 
-/** The spend a limit covers: a time window, narrowed to one agent and/or action type when set. */
+/** The current window of each period, [start, end), as the service computes them (period-windows.ts). */
+export type PeriodWindows = Record<LimitPeriod, { start: Date; end: Date }>;
+
+/** A limit and the window it is measured in. */
 export interface SpendScope {
   id: string;
   start: Date;
@@ -20,66 +24,44 @@ export interface SpendScope {
   action_type: string | null;
 }
 
-/** Reading and writing spend; used both inside an account's locked transaction and outside it. */
-export interface SpendOps {
-  /** USD cents spent in each scope, by scope id. */
-  spentIn(scopes: readonly SpendScope[]): Promise<Map<string, number>>;
-  /** Records an approved amount; false when that action already counts. */
-  record(entry: SpendEntry): Promise<boolean>;
-}
+const windowsJson = (w: PeriodWindows) =>
+  (Object.keys(w) as LimitPeriod[]).map((period) => ({ period, starts: w[period].start.toISOString(), ends: w[period].end.toISOString() }));
 
-function opsOn(q: Sql, accountId: string): SpendOps {
-  return {
-    async spentIn(scopes) {
-      if (scopes.length === 0) return new Map();
-      // One round trip for all scopes; limits are USD, so only USD spend counts against them.
-      const rows = await q<Array<{ id: string; spent: string }>>`
-        select l.id, coalesce((
-          select sum(s.amount_cents) from policy.spend s
-          where s.account_id = ${accountId} and s.currency = 'USD'
-            and s.approved_at >= l.starts and s.approved_at < l.ends
-            and (l.agent_id is null or s.agent_id = l.agent_id)
-            and (l.action_type is null or s.action_type = l.action_type)
-        ), 0)::bigint::text as spent
-        from jsonb_to_recordset(${q.json(scopes.map((s) => ({ id: s.id, starts: s.start.toISOString(), ends: s.end.toISOString(), agent_id: s.agent_id, action_type: s.action_type })))}::jsonb)
-          as l(id text, starts timestamptz, ends timestamptz, agent_id text, action_type text)`;
-      return new Map(rows.map((r) => [r.id, Number(r.spent)]));
-    },
-    async record(e) {
-      const rows = await q`
-        insert into policy.spend (action_id, account_id, agent_id, action_type, amount_cents, currency, approved_by, approved_at)
-        values (${e.action_id}, ${accountId}, ${e.agent_id}, ${e.action_type}, ${e.amount_cents}, ${e.currency}, ${e.approved_by}, ${e.approved_at})
-        on conflict (action_id) do nothing
-        returning action_id`;
-      return rows.length === 1;
-    },
-  };
-}
-
-/** Spend accounting of the policy schema. */
+/**
+ * Spend accounting of the policy schema. Every write runs as one plpgsql call that takes the account's advisory
+ * lock (migrations/002_limit_usage.sql), so recording and checking spend happen for one request of an account at
+ * a time across every replica, and the lock is held only while the database works.
+ */
 export function createSpendStore(sql: Sql) {
   return {
     /**
-     * Runs `work` in a transaction that holds the account's advisory lock, so that reading the spend and recording
-     * new spend happen for one request of the account at a time, across every replica. The lock goes with the
-     * transaction: a crashed holder releases it, and nothing is kept in process memory.
+     * Records an approval's spend and adds it to the totals of the limits covering it. With `enforce`, nothing is
+     * recorded when a covering limit would pass its figure. `spent` is each covering limit's spend before it.
      */
-    async underAccountLock<T>(accountId: string, work: (ops: SpendOps) => Promise<T>): Promise<T> {
-      return sql.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(hashtext('policy.spend'), hashtext(${accountId}))`;
-        return work(opsOn(tx as unknown as Sql, accountId));
-      }) as Promise<T>;
+    async record(accountId: string, entry: SpendEntry, windows: PeriodWindows, enforce: boolean): Promise<{ recorded: boolean; spent: Map<string, number> }> {
+      const [row] = await sql<Array<{ result: { recorded: boolean; spent: Record<string, number | string> } }>>`
+        select policy.record_spend(${accountId},
+          ${sql.json({ ...entry, approved_at: entry.approved_at.toISOString() } as never)}::jsonb,
+          ${sql.json(windowsJson(windows) as never)}::jsonb, ${enforce}) as result`;
+      return { recorded: row!.result.recorded, spent: new Map(Object.entries(row!.result.spent).map(([id, v]) => [id, Number(v)])) };
     },
 
-    /** Unlocked reads and writes, for what cannot take a limit past its figure (summaries, spend no limit covers). */
-    unlocked(accountId: string): SpendOps {
-      return opsOn(sql, accountId);
-    },
-
-    /** Removes the spend of an action that was never stored or approved after all; false when none was recorded. */
+    /** Takes back the spend of an action that was never stored or approved after all; false when none was recorded. */
     async release(accountId: string, actionId: string): Promise<boolean> {
-      const rows = await sql`delete from policy.spend where action_id = ${actionId} and account_id = ${accountId} returning action_id`;
-      return rows.length === 1;
+      const [row] = await sql<Array<{ released: boolean }>>`select policy.release_spend(${accountId}, ${actionId}) as released`;
+      return row!.released;
+    },
+
+    /** USD cents spent in each limit's window, by limit id: its running total, or the ledger before it has one. */
+    async spentIn(accountId: string, scopes: readonly SpendScope[]): Promise<Map<string, number>> {
+      if (scopes.length === 0) return new Map();
+      const rows = await sql<Array<{ id: string; spent: string }>>`
+        select l.id, coalesce(
+          (select u.spent_cents from policy.limit_usage u where u.limit_id = l.id and u.window_start = l.starts),
+          policy.spent_cents(${accountId}, l.starts, l.ends, l.agent_id, l.action_type))::text as spent
+        from jsonb_to_recordset(${sql.json(scopes.map((s) => ({ id: s.id, starts: s.start.toISOString(), ends: s.end.toISOString(), agent_id: s.agent_id, action_type: s.action_type })) as never)}::jsonb)
+          as l(id text, starts timestamptz, ends timestamptz, agent_id text, action_type text)`;
+      return new Map(rows.map((r) => [r.id, Number(r.spent)]));
     },
   };
 }

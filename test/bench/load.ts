@@ -1,0 +1,71 @@
+// Shared pieces of the bench cases: a scratch database per stack, an autocannon run, and the result table.
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import type { resolveInfra } from '../infra/resolve.js';
+
+export type Infra = Awaited<ReturnType<typeof resolveInfra>>;
+
+export const settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 10),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+};
+
+/** Writes one line of the report. */
+export const out = (line = ''): void => {
+  process.stdout.write(line + '\n');
+};
+
+export interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Runs `use` on a fresh database (dropped afterwards) where the infrastructure allows one per run. */
+export async function withDatabase<T>(infra: Infra, use: (url: string) => Promise<T>): Promise<T> {
+  if (!infra.isolatedDatabases) return use(infra.databaseUrl);
+  const name = `aa_bench_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(infra.databaseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(infra.databaseUrl);
+  url.pathname = `/${name}`;
+  try {
+    return await use(url.toString());
+  } finally {
+    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await admin.end();
+  }
+}
+
+/** Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up. */
+export async function load(name: string, url: string, headers: Record<string, string>, body: unknown): Promise<Figures> {
+  const run = (duration: number) =>
+    autocannon({ url, method: 'POST', connections: settings.connections, duration, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  await run(2); // warm-up: JIT, connection pools, the auth cache
+  const result = await run(settings.seconds);
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Prints figures as a table. */
+export function table(rows: Figures[]): void {
+  out(`${'case'.padEnd(52)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}`);
+  for (const r of rows) {
+    out(`${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.non2xx + r.errors).padStart(8)}`);
+  }
+}
+
+/** Prints the ratio of a case to its baseline: throughput, and p50/p99 latency. */
+export function ratio(label: string, baseline: Figures, other: Figures): void {
+  out(`ratio ${label}: throughput ${(other.rps / baseline.rps).toFixed(2)}, p50 latency ${(other.p50 / baseline.p50).toFixed(2)}, p99 latency ${(other.p99 / baseline.p99).toFixed(2)}`);
+}
+
+/** One section of `npm run bench`. */
+export interface BenchCase {
+  name: string;
+  description: string;
+  run(infra: Infra): Promise<void>;
+}
