@@ -61,9 +61,9 @@ export const ConfigSchema = z.object({
   FREE_PLAN_MONTHLY_ACTIONS: z.coerce.number().int().min(0).default(25),
   RATE_LIMITS: flag(true),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
-  RATE_LIMIT_AGENT: z.coerce.number().int().min(1).max(1_000_000).default(120),
-  RATE_LIMIT_DEVICE: z.coerce.number().int().min(1).max(1_000_000).default(60),
-  RATE_LIMIT_IP: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  RATE_LIMIT_AGENT: z.coerce.number().int().min(1).max(10_000).default(120),
+  RATE_LIMIT_DEVICE: z.coerce.number().int().min(1).max(10_000).default(60),
+  RATE_LIMIT_IP: z.coerce.number().int().min(1).max(10_000).default(10),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -3,12 +3,13 @@
 // default all), and each case's own (see its file).
 import { resolveInfra } from '../infra/resolve.js';
 import { actionCreation } from './action-creation.js';
+import { admissionBench } from './admission.js';
 import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
 import { vaultBench } from './vault-execution.js';
 
-const cases: BenchCase[] = [actionCreation, policyLoad, vaultBench, notifyBench];
+const cases: BenchCase[] = [actionCreation, admissionBench, policyLoad, vaultBench, notifyBench];
 
 const only = process.env.BENCH_CASES?.split(',').map((s) => s.trim()).filter(Boolean);
 const selected = only ? cases.filter((c) => only.includes(c.name)) : cases;

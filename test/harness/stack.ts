@@ -122,9 +122,9 @@ export async function startStack(options: {
     ALLOW_INSECURE_HOSTS: '127.0.0.1,localhost',
     // Generous plan quota and rate limits unless a test is about them (it passes the spec's values in env).
     FREE_PLAN_MONTHLY_ACTIONS: '1000000',
-    RATE_LIMIT_AGENT: '1000000',
-    RATE_LIMIT_DEVICE: '1000000',
-    RATE_LIMIT_IP: '1000000',
+    RATE_LIMIT_AGENT: '10000',
+    RATE_LIMIT_DEVICE: '10000',
+    RATE_LIMIT_IP: '10000',
     ...options.env,
   };
   // Only the vault executor receives the vault keyring (the all-in-one process holds both).
