@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { ActionEvent } from '@agent-auth/contracts';
+import type { ActionEvent, DevicePrincipal } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
 import { notifierEndpoints as ep, PushSubscriptionBody, PushUnsubscribeBody } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
@@ -23,12 +24,16 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, auth: Authenti
     for (const close of open) close();
   });
 
-  app.get('/device/events', async (request, reply) => {
-    const header = request.headers['x-device-id'];
-    const device = await auth.device(Array.isArray(header) ? header[0] : header, request.id);
+  // Authenticated (and counted against the device's rate limit) by the admission hook, like every device route.
+  app.get('/device/events', { config: { auth: 'device' } }, async (request, reply) => {
+    const device = request.principal as DevicePrincipal | null;
+    if (!device || !('device_ref' in device)) throw errors.unauthorized('Not authenticated');
+    // Hijacked: the headers set so far (the rate-limit ones) must be written by hand.
+    const admitted = reply.getHeaders() as Record<string, string>;
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
+      ...admitted,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
