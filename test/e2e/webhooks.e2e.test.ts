@@ -125,6 +125,16 @@ for (const { mode, skip } of modes) {
       expect(payload).toMatchObject({ status: 'approved', resolved_by: 'rule:small scheduling' });
     });
 
+    it('delivers a denial by a spending limit at creation', async () => {
+      const other = await api.newAccount();
+      const limit = await api.device(other.device_id).post('/spending-limits', { period: 'daily', amount_limit: 10 });
+      expect(limit.status).toBe(200);
+      const created = await create({ amount: 50 }, other.api_key);
+      expect(created.body.status).toBe('denied');
+      const { payload } = await verifiedWebhook(created.body.id, other.webhook_secret);
+      expect(payload).toMatchObject({ status: 'denied', amount: 50, resolved_by: `spending_limit:${limit.body.limit_id}` });
+    });
+
     it('signs with the secret of the agent that asked', async () => {
       const other = await api.device(acct.device_id).post('/agents', { name: 'second' });
       const created = await create({}, other.body.api_key);

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { actionEventStreamName, type ActionEvent, type ActionEventInput } from '@agent-auth/contracts';
+import { createLogger } from '@agent-auth/logging';
+import { connectNatsBus, createInProcessBus, type Bus } from './index.js';
+
+const log = createLogger({ service: 'action-events-test', level: 'silent' });
+const { natsUrl } = inject('infra');
+
+function event(n: number, account = 'acc_A', type: ActionEventInput['type'] = 'action.resolved'): ActionEventInput {
+  const at = '2030-01-01T00:00:00.123456+00:00';
+  return {
+    id: `msg_${randomBytes(8).toString('hex')}${n}`, type, account_id: account, agent_id: 'agt_1', callback_url: null, occurred_at: at,
+    action: { id: `act_${n}`, status: type === 'action.created' ? 'pending' : 'approved', action_type: 'purchase', title: `t${n}`, risk_level: 'low', amount: 1.5, currency: 'USD', resolved_by: null, resolved_at: null, created_at: at, expires_at: at },
+  };
+}
+
+for (const kind of ['in-process', 'nats'] as const) {
+  const skip = kind === 'nats' && !natsUrl ? 'no NATS server reachable' : false;
+  describe.skipIf(skip)(`${kind} action event stream${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    let bus: Bus;
+    let prefix: string;
+    beforeAll(async () => {
+      prefix = `ae${randomBytes(4).toString('hex')}`;
+      bus = kind === 'nats' ? await connectNatsBus({ url: natsUrl!, prefix, timeoutMs: 2000, name: 'ae-test', log }) : createInProcessBus({ prefix, timeoutMs: 2000 });
+    });
+    afterAll(async () => {
+      if (kind === 'nats') {
+        const nc = await connect({ servers: natsUrl! });
+        await (await jetstreamManager(nc)).streams.delete(actionEventStreamName(prefix)).catch(() => false);
+        await nc.close();
+      }
+      await bus?.close();
+    });
+
+    it('hands each appended event to one member of the consumer group, normalizing timestamps, and shows it to watchers of its account only', async () => {
+      const got: Array<[string, ActionEvent]> = [];
+      const a = await bus.actionEvents.consume({ name: 'c1', concurrency: 4, log, handler: async (e) => void got.push(['a', e]) });
+      const b = await bus.actionEvents.consume({ name: 'c1', concurrency: 4, log, handler: async (e) => void got.push(['b', e]) });
+      const watchedA: string[] = [];
+      const watchedB: string[] = [];
+      const offA = bus.actionEvents.watch('acc_A', (e) => watchedA.push(e.id));
+      const offB = bus.actionEvents.watch('acc_B', (e) => watchedB.push(e.id));
+      await new Promise((r) => setTimeout(r, 50));
+      const events = [event(1), event(2), event(3, 'acc_B', 'action.created'), event(4)];
+      const stored = await bus.actionEvents.append(events);
+      expect([...stored].sort()).toEqual(events.map((e) => e.id).sort());
+      await expect.poll(() => got.length).toBe(4);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got).toHaveLength(4); // once each, across the two members
+      expect(new Set(got.map(([, e]) => e.id))).toEqual(new Set(events.map((e) => e.id)));
+      expect(got[0]![1].occurred_at).toBe('2030-01-01T00:00:00.123Z');
+      await expect.poll(() => watchedA.sort()).toEqual([events[0]!.id, events[1]!.id, events[3]!.id].sort());
+      expect(watchedB).toEqual([events[2]!.id]);
+      offA();
+      offB();
+      await a.stop();
+      await b.stop();
+    });
+
+    it('delivers an event again when the handler throws', async () => {
+      const e = event(5);
+      let calls = 0;
+      const seen: string[] = [];
+      // A new durable consumer starts from the stream's beginning: only this test's event counts here.
+      const c = await bus.actionEvents.consume({
+        name: 'c2', concurrency: 1, log,
+        handler: async (x) => {
+          if (x.id !== e.id) return;
+          if (++calls === 1) throw new Error('database unavailable');
+          seen.push(x.id);
+        },
+      });
+      if (kind === 'in-process') {
+        // No stream to keep it: append reports it not stored, and the outbox offers it again.
+        expect((await bus.actionEvents.append([e])).has(e.id)).toBe(false);
+        expect((await bus.actionEvents.append([e])).has(e.id)).toBe(true);
+      } else {
+        await bus.actionEvents.append([e]);
+      }
+      await expect.poll(() => seen, { timeout: 5000 }).toEqual([e.id]);
+      await c.stop();
+    });
+
+    it(kind === 'nats' ? 'stores an event appended twice once (de-duplicated by id), and keeps events for a consumer that joins later' : 'refuses to store events while no consumer runs', async () => {
+      const e = event(6);
+      if (kind === 'in-process') {
+        expect((await bus.actionEvents.append([e])).size).toBe(0);
+        return;
+      }
+      await bus.actionEvents.append([e]);
+      await bus.actionEvents.append([e]);
+      const seen: string[] = [];
+      const late = await bus.actionEvents.consume({ name: 'late', concurrency: 4, log, handler: async (x) => void seen.push(x.id) });
+      await expect.poll(() => seen.includes(e.id), { timeout: 5000 }).toBe(true);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen.filter((id) => id === e.id)).toHaveLength(1);
+      await late.stop();
+    });
+  });
+}
