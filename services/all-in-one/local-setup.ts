@@ -35,6 +35,7 @@ export async function announceDemoAccount(bus: Bus, dataDir: string, baseUrl: st
   out('');
   out(`Agent action authorization service is up.`);
   out(`  API base URL : ${baseUrl}`);
+  out(`  Device app   : ${new URL(baseUrl).origin}/app/    (sign in with the device id)`);
   out(`  Health       : ${new URL(baseUrl).origin}/healthz`);
   if (existsSync(file)) {
     out(`  Demo account : kept in ${file}`);

@@ -14,6 +14,7 @@ import { identityRoutes } from './handlers/identities.js';
 import { policyRoutes } from './handlers/policy.js';
 import { vaultRoutes } from './handlers/vault.js';
 import { deviceEventRoutes } from './handlers/device-events.js';
+import { DEVICE_APP_PATH, deviceAppRoutes } from './handlers/device-app.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -65,6 +66,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     app.addHook('onClose', async () => clearInterval(sweep));
   }
 
+  deviceAppRoutes(app);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
     try {
@@ -95,6 +97,6 @@ export async function startGateway(deps: GatewayDeps) {
   const url = new URL(address);
   if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
   const baseUrl = `${url.origin}${API_PREFIX}`;
-  deps.log.info({ url: baseUrl, port: url.port }, 'gateway listening');
+  deps.log.info({ url: baseUrl, port: url.port, device_app: `${url.origin}${DEVICE_APP_PATH}` }, 'gateway listening');
   return { app, baseUrl, stop: () => app.close() };
 }

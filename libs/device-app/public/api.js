@@ -1,0 +1,50 @@
+// The device's calls to the API (same origin, /api/v1), authenticated by its device id.
+
+/** An API answer that was not a success: the status and the service's detail. */
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+/** A client for one device id. */
+export function deviceApi(deviceId, base = '/api/v1') {
+  async function call(method, path, body) {
+    const headers = { 'x-device-id': deviceId };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    const parsed = text ? JSON.parse(text) : {};
+    if (!res.ok) throw new ApiError(res.status, parsed.detail ?? `HTTP ${res.status}`);
+    return parsed;
+  }
+
+  /** Reads the server-sent event stream of the account, calling onEvent for each event until the signal aborts. */
+  async function streamEvents(onEvent, signal) {
+    const res = await fetch(base + '/device/events', { headers: { 'x-device-id': deviceId }, signal });
+    if (!res.ok || !res.body) throw new ApiError(res.status, 'event stream refused');
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      let end;
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        const frame = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const data = frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        if (data) onEvent(JSON.parse(data));
+      }
+    }
+  }
+
+  return {
+    get: (path) => call('GET', path),
+    post: (path, body = {}) => call('POST', path, body),
+    put: (path, body) => call('PUT', path, body),
+    delete: (path) => call('DELETE', path),
+    streamEvents,
+  };
+}
