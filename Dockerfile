@@ -34,8 +34,8 @@ RUN --mount=type=cache,target=/root/.npm npm ci
 COPY . .
 RUN npx tsc -b
 # Gather what a running service needs from each workspace: package.json (workspace links
-# and "exports" resolve through it), dist/, and store/migrations (read at run time from
-# <package dir>/store/migrations).
+# and "exports" resolve through it), dist/, store/migrations (read at run time from
+# <package dir>/store/migrations) and public/ (the device web app's static files).
 RUN mkdir /out \
  && for pkg in libs/* services/*; do \
       [ -f "$pkg/package.json" ] || continue; \
@@ -43,6 +43,7 @@ RUN mkdir /out \
       cp "$pkg/package.json" "/out/$pkg/"; \
       if [ -d "$pkg/dist" ]; then cp -R "$pkg/dist" "/out/$pkg/"; fi; \
       if [ -d "$pkg/store/migrations" ]; then mkdir -p "/out/$pkg/store" && cp -R "$pkg/store/migrations" "/out/$pkg/store/"; fi; \
+      if [ -d "$pkg/public" ]; then cp -R "$pkg/public" "/out/$pkg/"; fi; \
     done \
  && find /out -name '*.tsbuildinfo' -delete \
  && test -n "$(ls /out/services/*/dist/main.js)"
