@@ -1,6 +1,7 @@
 import { webcrypto } from 'node:crypto';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentAuthClient, QuotaExceededError } from '@agent-auth/client';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
@@ -209,6 +210,8 @@ for (const { mode, skip } of modes) {
       expect(refused[0]!.body.detail).toMatch(/quota of 25 actions on the free plan.*unlimited/);
       expect((await device.get('/account')).body).toMatchObject({ actions_this_month: 25, monthly_quota: 25 });
       expect((await agent.post('/actions', purchase)).status).toBe(402);
+      const client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl });
+      await expect(client.requestAction({ action_type: 'purchase', title: 'over quota', amount: 1 })).rejects.toBeInstanceOf(QuotaExceededError);
 
       const upgraded = await device.post('/account/plan', { plan: 'unlimited' });
       expect(upgraded.status).toBe(200);

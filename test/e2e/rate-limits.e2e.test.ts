@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentAuthClient, RateLimitedError } from '@agent-auth/client';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient, type Reply } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
@@ -68,6 +69,11 @@ for (const { mode, skip } of modes) {
       // The next one, on either gateway: still refused; the device's own budget is separate.
       expect429(await one.agent(acct.api_key).get('/actions'), 120);
       expect429(await two.agent(acct.api_key).get('/actions'), 120);
+      // The agent client library surfaces it as a typed error carrying Retry-After.
+      const client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl, maxRetries: 0 });
+      const err = await client.requestAction({ action_type: 'purchase', title: 'one more', amount: 1 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RateLimitedError);
+      expect((err as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
       const pending = await two.device(acct.device_id).get('/pending');
       expect(pending.status).toBe(200);
       expectHeaders(pending, 60);

@@ -46,6 +46,7 @@ async function releaseIfNeverApproved(deps: ActionsDeps, spend: { action_id: str
 /**
  * Once a device has a public key, its approvals and denials must be signed over the approval message (DESIGN
  * "Approve and deny"); 403 naming what is wrong otherwise. Devices without a key are not asked for one.
+ * True when a signature was verified (recorded in the audit entry).
  */
 async function checkDeviceSignature(
   deps: ActionsDeps,
@@ -53,12 +54,13 @@ async function checkDeviceSignature(
   row: RequestRow,
   decision: 'approve' | 'deny',
   body: { signature?: string | null; timestamp?: string | null },
-): Promise<void> {
+): Promise<boolean> {
   const publicKeyPem = await deps.identities.devicePublicKey(device.device_ref);
-  if (!publicKeyPem) return;
+  if (!publicKeyPem) return false;
   const message = approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: body.timestamp ?? '' });
   const check = verifyApprovalSignature({ publicKeyPem, message, signature: body.signature, timestamp: body.timestamp, nowMs: Date.now() });
   if (!check.ok) throw errors.forbidden(check.reason);
+  return true;
 }
 
 /** The device's pending list, and approving or denying a request. */
@@ -76,7 +78,7 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
         if (!safeEqual(body.content_hash.toLowerCase(), row.content_hash)) throw errors.forbidden('content_hash does not match the request (content hash mismatch)');
       }
       if (body.payment_method === 'wallet_pay' && row.amount_cents === null) throw errors.badRequest('payment_method: wallet_pay needs a request with an amount');
-      await checkDeviceSignature(deps, device, row, 'approve', body);
+      const signed = await checkDeviceSignature(deps, device, row, 'approve', body);
       // Last of the checks, because accepting a TOTP code uses it up.
       if (body.totp_code) await acceptTotpCode(deps, device.account_id, body.totp_code);
       const resolvedBy = body.totp_code ? 'totp' : body.payment_method === 'wallet_pay' ? 'wallet_pay' : 'biometric';
@@ -86,7 +88,7 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
       const spend = row.amount_cents === null ? null : { action_id: id, account_id: device.account_id, agent_id: row.agent_id, action_type: row.action_type as ActionType, amount_cents: Number(row.amount_cents), currency: row.currency };
       if (spend) await deps.policy.recordSpend(spend, ctx);
       const updated = await deps.requests.resolve(id, device.account_id, { status: 'approved', resolved_by: resolvedBy }, {
-        event: 'approved', actor: `device:${device.device_ref}`, detail: { method: resolvedBy },
+        event: 'approved', actor: `device:${device.device_ref}`, detail: { method: resolvedBy, signed },
       }).catch(async (err: unknown) => {
         if (spend) await releaseIfNeverApproved(deps, spend, ctx);
         throw err;
@@ -101,9 +103,9 @@ export function resolutionHandlers(deps: ActionsDeps): BoundHandler[] {
 
     handle(ep.deny, async ({ device, id, body }, ctx) => {
       const row = await pendingRequest(deps, device, id);
-      await checkDeviceSignature(deps, device, row, 'deny', body);
+      const signed = await checkDeviceSignature(deps, device, row, 'deny', body);
       const updated = await deps.requests.resolve(id, device.account_id, { status: 'denied', resolved_by: 'user', reason: body.reason ?? null }, {
-        event: 'denied', actor: `device:${device.device_ref}`, detail: { reason: body.reason ?? null },
+        event: 'denied', actor: `device:${device.device_ref}`, detail: { reason: body.reason ?? null, signed },
       });
       if (!updated) return lostRace(deps, device, id);
       ctx.log.info({ action_id: id }, 'action denied');
