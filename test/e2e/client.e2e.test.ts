@@ -9,6 +9,7 @@ import {
   NotFoundError,
   PaymentClient,
   UnauthorizedError,
+  UpstreamError,
   ValidationError,
   WaitTimeoutError,
   type Action,
@@ -203,5 +204,19 @@ describe('client library end to end (all-in-one)', () => {
     } finally {
       await upstream.close();
     }
+  });
+
+  it('executeApproved: an upstream that cannot be reached is an UpstreamError (502) with the service\'s detail', async () => {
+    const gone = await startUpstream({ handler: (_req, res) => res.end() });
+    const origin = gone.origin;
+    await gone.close(); // nothing listens on that port any more
+    const stored = await api.device(acct.device_id).post('/vault/credentials', { service_name: 'client-down', credential_value: 'down-secret-value', allowed_hosts: ['127.0.0.1'] });
+    expect(stored.status).toBe(200);
+    const asked = await client.requestApiCall({ service_name: 'client-down', method: 'GET', url: `${origin}/status` });
+    expect((await api.device(acct.device_id).post(`/actions/${asked.id}/approve`, { content_hash: asked.content_hash })).status).toBe(200);
+    const failed = await client.executeApproved(asked.id).catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(UpstreamError);
+    expect(failed).toMatchObject({ status: 502, detail: expect.stringMatching(/\S/) });
+    expect(String((failed as UpstreamError).detail)).not.toContain('down-secret-value');
   });
 });
