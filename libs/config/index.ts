@@ -64,6 +64,7 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_AGENT: z.coerce.number().int().min(1).max(10_000).default(120),
   RATE_LIMIT_DEVICE: z.coerce.number().int().min(1).max(10_000).default(60),
   RATE_LIMIT_IP: z.coerce.number().int().min(1).max(10_000).default(10),
+  TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated').default(''),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -43,7 +43,8 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     bodyLimit: BODY_LIMIT,
     ...frameworkErrorOptions,
     logController: new LogController({ disableRequestLogging: !deps.config.LOG_REQUESTS }),
-    trustProxy: false,
+    // Client addresses (the IP rate limit) come from X-Forwarded-For only when the connection is from a listed proxy.
+    trustProxy: deps.config.TRUST_PROXY.trim() === '' ? false : deps.config.TRUST_PROXY,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

@@ -98,6 +98,8 @@ for (const { mode, skip } of modes) {
       for (const r of unauthorized) expectHeaders(r, 10);
       for (const r of attempts.filter((a) => a.status !== 401)) expect429(r, 10);
       expect429(await one.call('POST', '/accounts', { body: {} }), 10);
+      // X-Forwarded-For is not trusted by default: a caller cannot pick a fresh budget.
+      expect429(await one.call('POST', '/accounts', { body: {}, headers: { 'x-forwarded-for': '198.51.100.7' } }), 10);
       expect429(await two.device('dev_wrong').get('/pending'), 10);
       const health = await fetch(stack.baseUrl.replace(/\/api\/v1$/, '/healthz'));
       expect(health.status).toBe(200);
@@ -105,14 +107,14 @@ for (const { mode, skip } of modes) {
   });
 }
 
-describe('sliding window at a boundary (all-in-one, 2 s window, 5 requests per device)', () => {
+describe('sliding window at a boundary, trusted proxy (all-in-one, 2 s window, 5 requests per device, 3 per IP)', () => {
   let stack: Stack;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let api: ApiClient;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    stack = await startStack({ mode: 'all-in-one', databaseUrl: db.url, natsUrl, name: 'rate-window', env: { RATE_LIMIT_WINDOW_SECONDS: '2', RATE_LIMIT_DEVICE: '5' } });
+    stack = await startStack({ mode: 'all-in-one', databaseUrl: db.url, natsUrl, name: 'rate-window', env: { RATE_LIMIT_WINDOW_SECONDS: '2', RATE_LIMIT_DEVICE: '5', RATE_LIMIT_IP: '3', TRUST_PROXY: '127.0.0.1' } });
     api = apiClient(stack.baseUrl);
   });
   afterAll(async () => {
@@ -142,5 +144,15 @@ describe('sliding window at a boundary (all-in-one, 2 s window, 5 requests per d
     const after = await burst(10);
     expect(after.filter((r) => r.status === 200)).toHaveLength(5);
     expect(after.filter((r) => r.status === 429)).toHaveLength(5);
+  });
+
+  it('behind a trusted proxy, each client named by X-Forwarded-For has its own IP budget', async () => {
+    await sleep(2100); // the account creation above has left the window
+    const from = (ip: string) => api.call('GET', '/pending', { headers: { 'x-forwarded-for': ip } }); // no device id: 401, counted by IP
+    const first = await Promise.all(Array.from({ length: 4 }, () => from('203.0.113.1')));
+    expect(first.map((r) => r.status).sort()).toEqual([401, 401, 401, 429]);
+    const other = await from('203.0.113.2');
+    expect(other.status).toBe(401);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('2');
   });
 });
