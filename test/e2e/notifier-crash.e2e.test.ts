@@ -86,4 +86,25 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
     const statuses = await db.sql`select d.request_id, bool_or(a.status_code = 200) as ok from notifier.deliveries d join notifier.attempts a using (webhook_id) where d.request_id = any(${ids}) group by d.request_id`;
     expect(statuses.filter((s) => s.ok)).toHaveLength(REQUESTS);
   }, 90_000);
+
+  it('shares the work between notifier replicas (one durable consumer), each webhook delivered once', async () => {
+    failing = false;
+    const second = await stack.addProcess('notifier');
+    const [first] = stack.processes('notifier').filter((p) => p.exitCode === null && p.signalCode === null);
+    const acct = await api.newAccount();
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const r = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: `Shared ${i}`, amount: 1, callback_url: `${receiver.origin}/hook` });
+      ids.push(r.body.id);
+    }
+    await Promise.all(ids.map((id) => api.device(acct.device_id).post(`/actions/${id}/approve`)));
+    const attemptsFor = (id: string) => receiver.seen.filter((r) => r.body.includes(`"id":"${id}"`));
+    await expect.poll(() => ids.every((id) => attemptsFor(id).length > 0), { timeout: 15_000 }).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const id of ids) expect(attemptsFor(id)).toHaveLength(1);
+    const deliveredBy = (child: typeof second) => ids.filter((id) => stack.outputOf(child).includes(`"request_id":"${id}","attempt":1,"status":200`)).length;
+    expect(deliveredBy(first!) + deliveredBy(second)).toBe(40);
+    expect(deliveredBy(first!)).toBeGreaterThan(0);
+    expect(deliveredBy(second)).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -21,6 +21,8 @@ export interface Stack {
   addProcess(service: string, env?: Record<string, string>): Promise<ChildProcess>;
   /** The processes started so far, by service (processes mode). */
   processes(service: string): ChildProcess[];
+  /** What one process of the stack wrote (stdout and stderr), for assertions on a single replica. */
+  outputOf(child: ChildProcess): string;
   /** Starts one more gateway process over NATS (processes mode: same bus and database); resolves to its base URL. */
   addGateway(): Promise<string>;
   stop(): Promise<void>;
@@ -132,6 +134,7 @@ export async function startStack(options: {
   delete env.VAULT_KEYS;
   const children: ChildProcess[] = [];
   const byService = new Map<string, ChildProcess[]>();
+  const outputs = new Map<ChildProcess, string[]>();
   let baseUrl: string;
 
   const addProcess = async (service: string, extraEnv: Record<string, string> = {}) => {
@@ -142,6 +145,7 @@ export async function startStack(options: {
     const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl!, ...extraEnv }, logFile, spec.ready);
     children.push(started.child);
     byService.set(service, [...(byService.get(service) ?? []), started.child]);
+    outputs.set(started.child, started.output);
     return started.child;
   };
 
@@ -175,6 +179,7 @@ export async function startStack(options: {
     logs: () => readFileSync(logFile, 'utf8'),
     addProcess,
     processes: (service) => byService.get(service) ?? [],
+    outputOf: (child) => (outputs.get(child) ?? []).join(''),
     addGateway,
     async stop() {
       await Promise.all(children.map(stopChild));
