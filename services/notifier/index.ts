@@ -19,7 +19,7 @@ export type { PushProvider } from './handlers/push.js';
 
 /** The durable consumer every notifier process joins: they share its events (queue semantics). */
 export const NOTIFIER_CONSUMER = 'notifier';
-const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_RESPONSE_BYTES = 256 * 1024; // a receiver's answer is read and dropped; beyond this the attempt fails
 
 /**
  * Migrates the notifier schema, consumes action events (webhook jobs, push notices), delivers webhooks with
@@ -29,11 +29,12 @@ export async function startNotifierService(input: { bus: Bus; sql: Sql; config: 
   const { bus, sql, config, log } = input;
   await migrate(sql, { schema: 'notifier', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
   // Webhooks and push endpoints are outbound calls to addresses others choose: the SSRF-safe client makes them.
+  // The receiver has WEBHOOK_TIMEOUT_MS to answer once connected; connecting (TLS included) may take 3 s more.
   const poster =
     input.poster ??
     createOutboundClient({
       allowInsecureHosts: config.ALLOW_INSECURE_HOSTS,
-      connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      connectTimeoutMs: Math.min(3_000, config.WEBHOOK_TIMEOUT_MS),
       responseTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
       maxResponseBytes: MAX_RESPONSE_BYTES,
     });

@@ -14,7 +14,10 @@ const modes: Array<{ mode: StackMode; skip: string | false }> = [
   { mode: 'all-in-one', skip: false },
 ];
 
-/** A receiver on loopback over real TLS: /ok answers 204, /flaky fails twice per webhook then 200, /gone 410. */
+/**
+ * A receiver on loopback over real TLS: /ok answers 204, /flaky fails twice per webhook then 200, /gone 410,
+ * /redirect 302 to /ok, /slow answers the first attempt of each webhook after 5 s (past the 3 s time-out).
+ */
 async function startReceiver(): Promise<{ receiver: Upstream; caFile: string }> {
   const cert = selfSignedCert();
   const caFile = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
@@ -26,7 +29,9 @@ async function startReceiver(): Promise<{ receiver: Upstream; caFile: string }> 
       const id = String(req.headers['webhook-id']);
       const n = (tries.get(id) ?? 0) + 1;
       tries.set(id, n);
-      if (req.url.startsWith('/gone')) res.writeHead(410);
+      if (req.url.startsWith('/slow') && n === 1) return void setTimeout(() => res.writeHead(200).end(), 5000);
+      if (req.url.startsWith('/redirect')) res.writeHead(302, { location: '/ok' });
+      else if (req.url.startsWith('/gone')) res.writeHead(410);
       else if (req.url.startsWith('/flaky') && n <= 2) res.writeHead(503);
       else res.writeHead(req.url.startsWith('/ok') ? 204 : 200);
       res.end();
@@ -168,6 +173,29 @@ for (const { mode, skip } of modes) {
         .toEqual(['webhook_failed']);
       await new Promise((r) => setTimeout(r, 1000)); // three retry intervals: nothing more may come
       expect(arrivals(created.body.id)).toHaveLength(1);
+    });
+
+    it('counts a receiver that does not answer in time as a failed attempt, and retries', async () => {
+      const created = await create({ callback_url: `${receiver.origin}/slow` });
+      await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
+      await expect
+        .poll(async () => (await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => [r.event, r.detail.status_code, r.detail.attempt]), { timeout: 15_000 })
+        .toEqual([['webhook_attempt_failed', null, 1], ['webhook_delivered', 200, 2]]);
+      const [failed] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_attempt_failed'`;
+      expect(failed!.detail.error).toMatch(/did not answer in time/);
+      expect(failed!.detail.latency_ms).toBeGreaterThanOrEqual(2900);
+      expect(failed!.detail.latency_ms).toBeLessThan(4500);
+    });
+
+    it('never follows a redirect: retried through the whole schedule, then failed', async () => {
+      const created = await create({ callback_url: `${receiver.origin}/redirect` });
+      await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
+      await expect
+        .poll(async () => (await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => r.event), { timeout: 15_000 })
+        .toEqual(['webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_failed']);
+      expect(arrivals(created.body.id).map((r) => r.url)).toEqual(Array(5).fill('/redirect'));
+      const [last] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
+      expect(last!.detail).toMatchObject({ status_code: 302, attempt: 5, next_attempt_at: null });
     });
 
     it('sends nothing for requests without a callback_url, nor for creation', async () => {

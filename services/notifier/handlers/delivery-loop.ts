@@ -25,12 +25,14 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
   const { config, log } = deps;
   const capacity = config.WEBHOOK_CONCURRENCY;
   // An attempt never outlives the time-out by much; past this lease another notifier may take the job over.
-  const leaseSeconds = Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000) + 5;
+  const leaseSeconds = Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000) + 8;
   const inFlight = new Set<Promise<void>>();
   let woken = true;
   let stopped = false;
   let nudge: (() => void) | null = null;
   let lastAuditRetry = Date.now();
+  // True while due jobs may be waiting for room: a finished attempt then looks for the next one at once.
+  let backlog = false;
 
   const wake = () => {
     woken = true;
@@ -51,7 +53,7 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
       .catch((err: unknown) => log.error({ err, webhook_id: job.webhook_id }, 'webhook attempt failed unexpectedly'))
       .finally(() => {
         inFlight.delete(running);
-        wake();
+        if (backlog) wake();
       });
     inFlight.add(running);
   };
@@ -61,7 +63,8 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
     if (room <= 0) return;
     const jobs = await deps.deliveries.claimDue(room, leaseSeconds);
     for (const job of jobs) launch(job);
-    if (jobs.length === room) woken = true; // more may be due
+    backlog = jobs.length === room; // more may be due
+    if (backlog) woken = true;
     if (Date.now() - lastAuditRetry > AUDIT_RETRY_EVERY_MS) {
       lastAuditRetry = Date.now();
       await reportUnaudited(deps);
@@ -84,7 +87,10 @@ export function startDeliveryLoop(deps: NotifierDeps): DeliveryLoop {
         log.debug({ webhook_id: job.webhook_id, request_id: job.request_id }, 'webhook event received');
         const claimed = await deps.deliveries.addClaimed(job, leaseSeconds);
         if (claimed) launch(claimed);
-      } else if (await deps.deliveries.add(job)) wake();
+      } else if (await deps.deliveries.add(job)) {
+        backlog = true;
+        wake();
+      }
     },
     async stop() {
       stopped = true;
