@@ -103,6 +103,29 @@ export async function rateLimitCallCost(databaseUrl: string, calls: number): Pro
   }
 }
 
+/** Calls per second that `concurrency` callers sustain for `seconds`, for a bare round trip and the rate-limit check. */
+export async function rateLimitThroughput(databaseUrl: string, concurrency: number, seconds: number): Promise<{ bare: number; hit: number }> {
+  const { connectDatabase, migrate } = await import('@agent-auth/db');
+  const { createRateLimitStore } = await import('../../services/gateway/store/rate-limits.js');
+  const sql = connectDatabase(databaseUrl, { max: 10 });
+  try {
+    await migrate(sql, { schema: 'gateway', dir: new URL('../../services/gateway/store/migrations', import.meta.url).pathname });
+    const store = createRateLimitStore(sql);
+    const rate = async (fn: (i: number) => Promise<unknown>) => {
+      let next = 0;
+      const end = Date.now() + seconds * 1000;
+      await Promise.all(Array.from({ length: concurrency }, async () => {
+        while (Date.now() < end) await fn(next++);
+      }));
+      return next / seconds;
+    };
+    // 64 identities, a 1 s window of 120: each log holds about as many entries as a busy key at the spec's limit.
+    return { bare: await rate(() => sql`select 1`), hit: await rate((i) => store.hit(`bench:${i % 64}`, 120, 1000)) };
+  } finally {
+    await sql.end();
+  }
+}
+
 /** The admission case of `npm run bench`: POST /actions with the shared limit on vs off, uncached auth, and the check alone. */
 export const admissionBench: BenchCase = {
   name: 'admission',
@@ -134,5 +157,7 @@ export const admissionBench: BenchCase = {
     for (const c of calls) out(`${c.name.padEnd(52)} ${String(c.calls).padStart(9)} ${c.meanUs.toFixed(0).padStart(8)} ${c.p50Us.toFixed(0).padStart(8)} ${c.p99Us.toFixed(0).padStart(8)}`);
     const [bare, hit] = calls as [CallFigures, CallFigures];
     out(`ratio rate_limit_hit / select 1: p50 ${(hit.p50Us / bare.p50Us).toFixed(2)}, mean ${(hit.meanUs / bare.meanUs).toFixed(2)} (one round trip plus about ${(hit.p50Us - bare.p50Us).toFixed(0)} µs at p50)`);
+    const throughput = await withDatabase(infra, (databaseUrl) => rateLimitThroughput(databaseUrl, connections, 3));
+    out(`At ${connections} callers on a pool of 10: ${throughput.hit.toFixed(0)} checks/s against ${throughput.bare.toFixed(0)} bare round trips/s (ratio ${(throughput.hit / throughput.bare).toFixed(2)}): the headroom of one Postgres for every gateway replica together.`);
   },
 };
