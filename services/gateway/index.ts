@@ -15,6 +15,7 @@ import { policyRoutes } from './handlers/policy.js';
 import { vaultRoutes } from './handlers/vault.js';
 import { deviceEventRoutes } from './handlers/device-events.js';
 import { DEVICE_APP_PATH, deviceAppRoutes } from './handlers/device-app.js';
+import { openApiCatalog } from './handlers/openapi.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -68,6 +69,8 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
   }
 
   deviceAppRoutes(app);
+  const openapi = openApiCatalog(app, { prefix: API_PREFIX, title: 'Agent action authorization service', version: '1' });
+  app.get('/openapi.json', async () => openapi.document());
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
     try {

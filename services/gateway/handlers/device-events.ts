@@ -54,15 +54,15 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, auth: Authenti
   });
 
   addRoute(app, auth, {
-    method: 'GET', url: '/device/push-config', auth: 'device',
+    method: 'GET', url: '/device/push-config', auth: 'device', response: ep.pushConfig.response,
     handler: ({ principal, requestId }) => bus.request(ep.pushConfig, { device: principal }, { requestId }),
   });
   addRoute(app, auth, {
-    method: 'POST', url: '/device/push-subscriptions', auth: 'device', body: PushSubscriptionBody,
+    method: 'POST', url: '/device/push-subscriptions', auth: 'device', body: PushSubscriptionBody, response: ep.subscribePush.response,
     handler: ({ principal, body, requestId }) => bus.request(ep.subscribePush, { device: principal, body }, { requestId }),
   });
   addRoute(app, auth, {
-    method: 'DELETE', url: '/device/push-subscriptions', auth: 'device', body: PushUnsubscribeBody,
+    method: 'DELETE', url: '/device/push-subscriptions', auth: 'device', body: PushUnsubscribeBody, response: ep.unsubscribePush.response,
     handler: ({ principal, body, requestId }) => bus.request(ep.unsubscribePush, { device: principal, body }, { requestId }),
   });
 }

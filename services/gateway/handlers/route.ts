@@ -23,6 +23,8 @@ export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.
   bodyOptional?: boolean;
   query?: Q;
   params?: P;
+  /** The success body, for the API description (GET /openapi.json). */
+  response?: z.ZodType;
   handler: (input: RouteInput<A, z.output<B>, z.output<Q>, z.output<P>>) => Promise<unknown>;
 }
 
@@ -43,7 +45,7 @@ export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.Zo
     method: spec.method,
     url: spec.url,
     // The admission hook (rate-limit.ts) authenticates by this before the body is read.
-    config: { auth: spec.auth },
+    config: { auth: spec.auth, doc: { body: spec.body, bodyOptional: spec.bodyOptional, query: spec.query, params: spec.params, response: spec.response } },
     handler: async (request) => {
       const principal = request.principal as PrincipalOf<A>;
       if (spec.auth !== 'none' && !principal) throw errors.unauthorized('Not authenticated');

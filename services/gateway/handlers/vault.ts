@@ -14,19 +14,19 @@ export function vaultRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator,
   // An execution waits for the upstream: give the bus reply the executor's own time limits plus a margin.
   const executeTimeoutMs = Math.max(config.BUS_TIMEOUT_MS, config.VAULT_CONNECT_TIMEOUT_MS + config.VAULT_RESPONSE_TIMEOUT_MS + 5_000);
   addRoute(app, auth, {
-    method: 'POST', url: '/vault/credentials', auth: 'device', body: CreateCredentialBody,
+    method: 'POST', url: '/vault/credentials', auth: 'device', body: CreateCredentialBody, response: ep.createCredential.response,
     handler: ({ principal, body, requestId }) => bus.request(ep.createCredential, { device: principal, body }, { requestId }),
   });
   addRoute(app, auth, {
-    method: 'GET', url: '/vault/credentials', auth: 'device',
+    method: 'GET', url: '/vault/credentials', auth: 'device', response: ep.listCredentials.response,
     handler: ({ principal, requestId }) => bus.request(ep.listCredentials, { device: principal }, { requestId }),
   });
   addRoute(app, auth, {
-    method: 'DELETE', url: '/vault/credentials/:credential_id', auth: 'device', params: CredentialParams,
+    method: 'DELETE', url: '/vault/credentials/:credential_id', auth: 'device', params: CredentialParams, response: ep.deleteCredential.response,
     handler: ({ principal, params, requestId }) => bus.request(ep.deleteCredential, { device: principal, credential_id: params.credential_id }, { requestId }),
   });
   addRoute(app, auth, {
-    method: 'GET', url: '/vault/services', auth: 'agent',
+    method: 'GET', url: '/vault/services', auth: 'agent', response: ep.listServices.response,
     handler: ({ principal, requestId }) => bus.request(ep.listServices, { agent: principal }, { requestId }),
   });
   addRoute(app, auth, {
