@@ -198,6 +198,18 @@ for (const { mode, skip } of modes) {
       expect(last!.detail).toMatchObject({ status_code: 302, attempt: 5, next_attempt_at: null });
     });
 
+    it('fails at once, without retries, a callback whose address the outbound rules refuse (loopback not configured)', async () => {
+      const created = await create({ callback_url: 'https://127.0.0.2:9/hook' });
+      expect(created.status).toBe(200);
+      await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
+      await expect
+        .poll(async () => (await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => r.event), { timeout: 10_000 })
+        .toEqual(['webhook_failed']);
+      const [last] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
+      expect(last!.detail).toMatchObject({ attempt: 1, status_code: null, next_attempt_at: null });
+      expect(String((last!.detail as { error: string }).error)).toMatch(/127\.0\.0\.2|loopback|refused/i);
+    });
+
     it('sends nothing for requests without a callback_url, nor for creation', async () => {
       const before = receiver.seen.length;
       const created = await create({ callback_url: null });

@@ -1,5 +1,6 @@
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import { isAppError } from '@agent-auth/errors';
+import { OutboundError } from '@agent-auth/outbound';
 import type { DeliveryRow } from '../store/deliveries.js';
 import type { NotifierDeps } from './deps.js';
 import { nextStep, type AttemptResult } from './retry-policy.js';
@@ -117,6 +118,7 @@ async function attempt(deps: NotifierDeps, job: DeliveryRow): Promise<void> {
   deps.log.debug({ webhook_id: job.webhook_id, request_id: job.request_id, attempt: job.attempts }, 'webhook signed; posting');
   const started = performance.now();
   let result: AttemptResult;
+  let refused = false;
   try {
     const res = await deps.poster.request({
       url: job.callback_url,
@@ -133,8 +135,10 @@ async function attempt(deps: NotifierDeps, job: DeliveryRow): Promise<void> {
     result = { status: res.statusCode, error: null };
   } catch (err) {
     result = { status: null, error: describeFailure(err) };
+    // A target the outbound rules refuse (address class, scheme) will be refused on every retry: fail it now.
+    if (err instanceof OutboundError && err.kind === 'refused') refused = true;
   }
-  await finish(deps, job, result, Math.round(performance.now() - started), false);
+  await finish(deps, job, result, Math.round(performance.now() - started), refused);
 }
 
 /** Records an attempt, schedules what follows, and reports it to the request's audit trail. */
