@@ -51,6 +51,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  /** Days a finished webhook delivery and its attempts stay in the notifier's tables (the audit trail keeps them). */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   VAPID_PUBLIC_KEY: z.string().optional(),
   VAPID_PRIVATE_KEY: z.string().optional(),

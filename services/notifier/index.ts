@@ -17,6 +17,29 @@ import type { WebhookPoster } from './handlers/webhook-poster.js';
 export type { WebhookPoster } from './handlers/webhook-poster.js';
 export type { PushProvider } from './handlers/push.js';
 
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 1_000;
+
+/** Prunes finished deliveries past their retention now and every hour, in batches, logging what went. */
+function startRetention(deliveries: ReturnType<typeof createDeliveryStore>, days: number, log: Logger) {
+  let stopped = false;
+  const prune = async () => {
+    const olderThan = new Date(Date.now() - days * 86_400_000);
+    let total = 0;
+    let pruned: number;
+    do {
+      pruned = await deliveries.pruneFinished(olderThan, PRUNE_BATCH);
+      total += pruned;
+    } while (pruned === PRUNE_BATCH && !stopped);
+    if (total > 0) log.info({ pruned: total, retention_days: days }, 'finished webhook deliveries pruned');
+  };
+  const run = () => void prune().catch((err: unknown) => log.warn({ err }, 'pruning webhook deliveries failed'));
+  run();
+  const timer = setInterval(run, PRUNE_EVERY_MS);
+  timer.unref();
+  return { stop: () => { stopped = true; clearInterval(timer); } };
+}
+
 /** The durable consumer every notifier process joins: they share its events (queue semantics). */
 export const NOTIFIER_CONSUMER = 'notifier';
 const MAX_RESPONSE_BYTES = 256 * 1024; // a receiver's answer is read and dropped; beyond this the attempt fails
@@ -63,9 +86,11 @@ export async function startNotifierService(input: { bus: Bus; sql: Sql; config: 
     concurrency: config.BUS_CONCURRENCY,
     log,
   });
+  const retention = startRetention(deps.deliveries, config.WEBHOOK_RETENTION_DAYS, log);
   log.info({ push: deps.push?.name ?? 'none', retry_schedule: config.WEBHOOK_RETRY_SCHEDULE }, 'notifier started');
   return {
     async stop() {
+      retention.stop();
       await served.stop();
       await consumer.stop();
       await deliveries.stop();

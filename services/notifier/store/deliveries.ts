@@ -30,6 +30,25 @@ export interface UnauditedAttempt extends Omit<AttemptRecord, 'next_attempt_at'>
 /** Persistence of webhook delivery jobs and their attempts. */
 export function createDeliveryStore(sql: Sql) {
   return {
+    /**
+     * Deletes up to `batch` deliveries finished before `olderThan` whose attempts have all reached the request's
+     * audit trail, with those attempts; returns how many deliveries went.
+     */
+    async pruneFinished(olderThan: Date, batch: number): Promise<number> {
+      const rows = await sql`
+        with gone as (
+          select d.webhook_id from notifier.deliveries d
+          where d.state <> 'pending' and d.finished_at < ${olderThan}
+            and not exists (select 1 from notifier.attempts a where a.webhook_id = d.webhook_id and a.audited_at is null)
+          order by d.finished_at
+          limit ${batch}
+        ), attempts as (
+          delete from notifier.attempts where webhook_id in (select webhook_id from gone)
+        )
+        delete from notifier.deliveries where webhook_id in (select webhook_id from gone) returning webhook_id`;
+      return rows.length;
+    },
+
     /** Records a delivery job; false when the event was seen before (events may arrive more than once). */
     async add(job: Omit<DeliveryRow, 'attempts' | 'first_attempt_at'>): Promise<boolean> {
       const rows = await sql`
