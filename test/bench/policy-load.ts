@@ -42,10 +42,15 @@ export const policyLoad: BenchCase = {
       const stack = await startStack({ mode: 'all-in-one', databaseUrl, natsUrl: infra.natsUrl, name: 'bench-policy', env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' } }); // one key at full speed would pass any limit; the admission case measures the limit
       try {
         const api = apiClient(stack.baseUrl);
-        const none = await api.newAccount();
-        const heavy = await api.newAccount();
+        const unlimited = async () => {
+          const account = await api.newAccount();
+          await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
+          return account;
+        };
+        const none = await unlimited();
+        const heavy = await unlimited();
         await heavyPolicy(api, heavy, 'miss');
-        const approving = await api.newAccount();
+        const approving = await unlimited();
         await heavyPolicy(api, approving, 'auto_approve');
         const url = `${stack.baseUrl}/actions`;
         return [

@@ -218,9 +218,15 @@ for (const { mode, skip } of modes) {
       expect(upgraded.body).toEqual({ account_id: acct.account_id, plan: 'unlimited', actions_this_month: 25, monthly_quota: null });
       expect((await agent.post('/actions', purchase)).status).toBe(200);
       expect((await device.get('/account')).body.actions_this_month).toBe(26);
+      // Unlimited creations are counted from the stored requests, not through the free plan's counter row.
+      expect((await Promise.all(Array.from({ length: 10 }, () => agent.post('/actions', purchase)))).map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect((await device.get('/account')).body.actions_this_month).toBe(36);
+      const [counter] = await db.sql`select actions from actions.monthly_usage where account_id = ${acct.account_id}`;
+      expect(counter!.actions).toBe(25);
 
       expect((await device.post('/account/plan', { plan: 'gold' })).status).toBe(400);
-      expect((await device.post('/account/plan', { plan: 'free' })).body.monthly_quota).toBe(25);
+      const downgraded = (await device.post('/account/plan', { plan: 'free' })).body;
+      expect(downgraded).toMatchObject({ monthly_quota: 25, actions_this_month: 36 }); // the month's count carries over
       expect((await agent.post('/actions', purchase)).status).toBe(402);
     });
   });
