@@ -1,12 +1,9 @@
 // Notification latency: from the approve call's response to the webhook's arrival at an HTTPS receiver on
 // loopback, and from the create call's response to the device stream's `action.created` event, p50 and p99.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { apiClient } from '../harness/http.js';
 import { openEventStream } from '../harness/sse.js';
 import { startStack, type StackMode } from '../harness/stack.js';
-import { selfSignedCert, startUpstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, trustFile } from '../harness/upstream.js';
 import { out, withDatabase, type BenchCase } from './load.js';
 
 export interface NotificationFigures {
@@ -39,8 +36,7 @@ async function inParallel(count: number, concurrency: number, task: (i: number) 
 /** One stack in one mode: N webhooks after approvals, N device stream events after creations. */
 export async function notificationLatency(mode: StackMode, databaseUrl: string, natsUrl: string | null, label: string, count: number, concurrencies: number[]): Promise<NotificationFigures[]> {
   const cert = selfSignedCert();
-  const caFile = join(mkdtempSync(join(tmpdir(), 'aa-bench-ca-')), 'ca.pem');
-  writeFileSync(caFile, cert.cert);
+  const caFile = trustFile(cert);
   const arrivals = new Map<string, number>();
   const waiting = new Map<string, (at: number) => void>();
   const receiver = await startUpstream({

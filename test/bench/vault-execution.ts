@@ -1,14 +1,11 @@
 // Bench case: a vault execution round trip (POST /vault/execute through the gateway, the bus, the executor with
 // its checks, credential decryption and injection, and the pinned outbound client) against a direct undici call
 // to the same loopback HTTPS upstream, at the same concurrency.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
-import { selfSignedCert, startUpstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, trustFile } from '../harness/upstream.js';
 import { out, withDatabase, type BenchCase } from './load.js';
 
 export interface LatencyFigures {
@@ -44,8 +41,7 @@ async function measure(name: string, count: number, concurrency: number, call: (
 /** Direct undici calls and vault executions of the same GET against one loopback HTTPS upstream. */
 export async function vaultExecution(options: { mode: StackMode; databaseUrl: string; natsUrl: string | null; calls: number; concurrency: number }): Promise<[LatencyFigures, LatencyFigures]> {
   const cert = selfSignedCert();
-  const caFile = join(mkdtempSync(join(tmpdir(), 'aa-bench-ca-')), 'ca.pem');
-  writeFileSync(caFile, cert.cert);
+  const caFile = trustFile(cert);
   const body = JSON.stringify({ id: 42, name: 'thing', tags: ['a', 'b'] });
   const upstream = await startUpstream({ tls: cert, handler: (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body) });
   const stack = await startStack({

@@ -1,13 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { natsServerAvailable, startPrivateNats } from '../harness/nats-server.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { selfSignedCert, startUpstream, type Upstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
 
 // A NATS server of its own, since this test stops it; the shared one serves other test files.
 const skip = natsServerAvailable() ? false : 'no nats-server binary to run a private server';
@@ -24,8 +21,7 @@ describe.skipIf(skip)(`webhooks survive a NATS restart${skip ? ` (skipped: ${ski
     nats = await startPrivateNats();
     db = await createTestDatabase();
     const cert = selfSignedCert();
-    const caFile = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
-    writeFileSync(caFile, cert.cert);
+    const caFile = trustFile(cert);
     receiver = await startUpstream({ tls: cert, handler: (_req, res) => void res.writeHead(failing ? 503 : 200).end() });
     stack = await startStack({
       mode: 'processes', databaseUrl: db.url, natsUrl: nats.url, name: 'nats-restart',

@@ -1,12 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { selfSignedCert, startUpstream, type Upstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
 
 const { natsUrl } = inject('infra');
 const skip = natsUrl ? false : 'no NATS server reachable and no Docker';
@@ -22,8 +19,7 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
   beforeAll(async () => {
     db = await createTestDatabase();
     const cert = selfSignedCert();
-    const caFile = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
-    writeFileSync(caFile, cert.cert);
+    const caFile = trustFile(cert);
     // While `failing`, every delivery is answered 503 after a pause, so some are in flight when the notifier dies.
     receiver = await startUpstream({
       tls: cert,

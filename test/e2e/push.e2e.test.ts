@@ -1,13 +1,10 @@
 import { createECDH, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
-import { selfSignedCert, startUpstream, type Upstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -33,8 +30,7 @@ for (const { mode, skip } of modes) {
     beforeAll(async () => {
       db = await createTestDatabase();
       const cert = selfSignedCert();
-      const caFile = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
-      writeFileSync(caFile, cert.cert);
+      const caFile = trustFile(cert);
       // Answers like a push service: 201 Created, or 410 Gone for a subscription that no longer exists.
       pushService = await startUpstream({ tls: cert, handler: (req, res) => void res.writeHead(req.url.startsWith('/gone') ? 410 : 201).end() });
       stack = await startStack({

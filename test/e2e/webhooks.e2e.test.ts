@@ -1,12 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
-import { selfSignedCert, startUpstream, type SeenRequest, type Upstream } from '../harness/upstream.js';
+import { selfSignedCert, startUpstream, type SeenRequest, type Upstream, trustFile } from '../harness/upstream.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -20,8 +17,7 @@ const modes: Array<{ mode: StackMode; skip: string | false }> = [
  */
 async function startReceiver(): Promise<{ receiver: Upstream; caFile: string }> {
   const cert = selfSignedCert();
-  const caFile = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
-  writeFileSync(caFile, cert.cert);
+  const caFile = trustFile(cert);
   const tries = new Map<string, number>();
   const receiver = await startUpstream({
     tls: cert,

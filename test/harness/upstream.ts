@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,13 @@ export function selfSignedCert(): SelfSignedCert {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Writes the certificate to a file of its own, for a process to trust it (NODE_EXTRA_CA_CERTS, VAULT_EXTRA_CA_CERTS). */
+export function trustFile(cert: SelfSignedCert): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'aa-ca-')), 'ca.pem');
+  writeFileSync(file, cert.cert);
+  return file;
 }
 
 /** What an upstream saw of one request. */
