@@ -322,6 +322,9 @@ for (const { mode, skip } of modes) {
       // Created after $50 was spent today: the account-wide limit sees all of it, the agent-scoped one only its agent's.
       const all = await limit(acct, { period: 'daily', amount_limit: 60 });
       const mine = await limit(acct, { period: 'daily', amount_limit: 40, agent_id: acct.agent_id });
+      // Each limit's running total is opened from the ledger as it is created.
+      const opened = await db.sql`select limit_id, spent_cents::int as cents from policy.limit_usage where limit_id in (${all.limit_id}, ${mine.limit_id}) order by spent_cents`;
+      expect(opened.map((r) => [r.limit_id, r.cents])).toEqual([[mine.limit_id, 3000], [all.limit_id, 5000]]);
       expect(await buy(other.api_key, 15)).toMatchObject({ status: 'denied', resolved_by: `spending_limit:${all.limit_id}`, spending_limit_exceeded: { spent: 50, requested: 15 } });
       expect(await buy(acct.api_key, 10)).toMatchObject({ status: 'approved' });
       expect(await buy(acct.api_key, 0.01)).toMatchObject({ status: 'denied', resolved_by: `spending_limit:${all.limit_id}` });

@@ -2,6 +2,7 @@ import { newId, policyEndpoints as ep, policyLimits, toCents } from '@agent-auth
 import { errors } from '@agent-auth/errors';
 import { handle, type BoundHandler } from '@agent-auth/bus';
 import type { PolicyDeps } from './deps.js';
+import { periodWindow } from './period-windows.js';
 import { toLimitView, toRuleView } from './views.js';
 
 /** Rules and spending limits as the device manages them; every lookup is scoped to the device's account. */
@@ -26,6 +27,7 @@ export function settingsHandlers(deps: PolicyDeps): BoundHandler[] {
       const { amount_limit, ...scope } = body;
       const row = await deps.limits.insert(newId('limit'), device.account_id, { ...scope, amount_limit_cents: toCents(amount_limit) }, policyLimits.limitsPerAccount);
       if (!row) throw errors.conflict(`Too many spending limits: an account can have at most ${policyLimits.limitsPerAccount}`);
+      await deps.spend.openWindow(device.account_id, row.id, periodWindow(row.period, deps.now()));
       ctx.log.info({ limit_id: row.id, account_id: device.account_id, period: row.period }, 'spending limit created');
       return toLimitView(row);
     }),

@@ -46,6 +46,11 @@ export function createSpendStore(sql: Sql) {
       return { recorded: row!.result.recorded, spent: new Map(Object.entries(row!.result.spent).map(([id, v]) => [id, Number(v)])) };
     },
 
+    /** Opens a new limit's running total for its current window (from the ledger, under the account's lock). */
+    async openWindow(accountId: string, limitId: string, window: { start: Date; end: Date }): Promise<void> {
+      await sql`select policy.open_limit_usage(${accountId}, ${limitId}, ${window.start}, ${window.end})`;
+    },
+
     /** Takes back the spend of an action that was never stored or approved after all; false when none was recorded. */
     async release(accountId: string, actionId: string): Promise<boolean> {
       const [row] = await sql<Array<{ released: boolean }>>`select policy.release_spend(${accountId}, ${actionId}) as released`;
