@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { actionsEndpoints } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
 import type { Logger } from '@agent-auth/logging';
@@ -16,6 +15,7 @@ import { vaultRoutes } from './handlers/vault.js';
 import { deviceEventRoutes } from './handlers/device-events.js';
 import { DEVICE_APP_PATH, deviceAppRoutes } from './handlers/device-app.js';
 import { openApiCatalog } from './handlers/openapi.js';
+import { readinessRoutes } from './handlers/readiness.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -71,15 +71,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
   deviceAppRoutes(app);
   const openapi = openApiCatalog(app, { prefix: API_PREFIX, title: 'Agent action authorization service', version: '1' });
   app.get('/openapi.json', async () => openapi.document());
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (request, reply) => {
-    try {
-      await deps.bus.request(actionsEndpoints.health, {}, { requestId: request.id, timeoutMs: 2000 });
-      return { status: 'ready' };
-    } catch (err) {
-      return reply.status(503).send({ detail: `Not ready: ${(err as Error).message}` });
-    }
-  });
+  readinessRoutes(app, deps.bus);
 
   await app.register(
     async (api) => {
