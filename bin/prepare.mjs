@@ -14,7 +14,14 @@ const lock = join(root, 'package-lock.json');
 const stale = !existsSync(installed) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(installed).mtimeMs);
 if (stale) {
   process.stderr.write('Installing dependencies (first run or lockfile changed)...\n');
-  run(existsSync(lock) ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund');
+  try {
+    run(existsSync(lock) ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund');
+  } catch {
+    // Some npm versions write a lockfile without the optional packages of other platforms (e.g. Biome's binaries)
+    // and then refuse it in `npm ci`; `npm install` installs from the same lockfile.
+    process.stderr.write('npm ci refused the lockfile; installing with npm install instead...\n');
+    run('npm install --no-audit --no-fund');
+  }
 }
 process.stderr.write('Building (tsc -b)...\n');
 run('npx tsc -b');

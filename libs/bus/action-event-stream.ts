@@ -1,4 +1,4 @@
-import type { ActionEvent, ActionEventInput } from '@agent-auth/contracts';
+import type { ActionEvent, ActionEventInput, ActionEventType } from '@agent-auth/contracts';
 import type { Logger } from 'pino';
 
 /** How a durable consumer is joined: every process using the same name shares its events (queue semantics). */
@@ -22,4 +22,19 @@ export interface ActionEventStream {
   consume(spec: ConsumerSpec): Promise<{ stop(): Promise<void> }>;
   /** A live, non-durable view of one account's events as they are appended (for device streams). */
   watch(accountId: string, listener: (event: ActionEvent) => void): () => void;
+  /**
+   * A live view of every account's resolutions, meant to be opened once per process (held waits share it).
+   * Resolves once the subscription is in place, so nothing appended afterwards is missed.
+   */
+  watchResolutions(listener: (event: ActionEvent) => void): Promise<() => void>;
+  /**
+   * One account's events of one type appended after the event `afterId`, replayed from what the stream still keeps,
+   * then live ones as they come (a resumed event stream). When `afterId` is no longer kept, only events appended
+   * from now on are delivered.
+   */
+  follow(
+    accountId: string,
+    options: { afterId: string; type: ActionEventType },
+    listener: (event: ActionEvent) => void,
+  ): Promise<() => void>;
 }

@@ -12,8 +12,25 @@ const { natsUrl } = inject('infra');
 function event(n: number, account = 'acc_A', type: ActionEventInput['type'] = 'action.resolved'): ActionEventInput {
   const at = '2030-01-01T00:00:00.123456+00:00';
   return {
-    id: `msg_${randomBytes(8).toString('hex')}${n}`, type, account_id: account, agent_id: 'agt_1', callback_url: null, occurred_at: at,
-    action: { id: `act_${n}`, status: type === 'action.created' ? 'pending' : 'approved', action_type: 'purchase', title: `t${n}`, risk_level: 'low', amount: 1.5, currency: 'USD', resolved_by: null, resolved_at: null, created_at: at, expires_at: at },
+    id: `msg_${randomBytes(8).toString('hex')}${n}`,
+    type,
+    account_id: account,
+    agent_id: 'agt_1',
+    callback_url: null,
+    occurred_at: at,
+    action: {
+      id: `act_${n}`,
+      status: type === 'action.created' ? 'pending' : 'approved',
+      action_type: 'purchase',
+      title: `t${n}`,
+      risk_level: 'low',
+      amount: 1.5,
+      currency: 'USD',
+      resolved_by: null,
+      resolved_at: null,
+      created_at: at,
+      expires_at: at,
+    },
   };
 }
 
@@ -24,7 +41,10 @@ for (const kind of ['in-process', 'nats'] as const) {
     let prefix: string;
     beforeAll(async () => {
       prefix = `ae${randomBytes(4).toString('hex')}`;
-      bus = kind === 'nats' ? await connectNatsBus({ url: natsUrl!, prefix, timeoutMs: 2000, name: 'ae-test', log }) : createInProcessBus({ prefix, timeoutMs: 2000 });
+      bus =
+        kind === 'nats'
+          ? await connectNatsBus({ url: natsUrl!, prefix, timeoutMs: 2000, name: 'ae-test', log })
+          : createInProcessBus({ prefix, timeoutMs: 2000 });
     });
     afterAll(async () => {
       if (kind === 'nats') {
@@ -37,8 +57,18 @@ for (const kind of ['in-process', 'nats'] as const) {
 
     it('hands each appended event to one member of the consumer group, normalizing timestamps, and shows it to watchers of its account only', async () => {
       const got: Array<[string, ActionEvent]> = [];
-      const a = await bus.actionEvents.consume({ name: 'c1', concurrency: 4, log, handler: async (e) => void got.push(['a', e]) });
-      const b = await bus.actionEvents.consume({ name: 'c1', concurrency: 4, log, handler: async (e) => void got.push(['b', e]) });
+      const a = await bus.actionEvents.consume({
+        name: 'c1',
+        concurrency: 4,
+        log,
+        handler: async (e) => void got.push(['a', e]),
+      });
+      const b = await bus.actionEvents.consume({
+        name: 'c1',
+        concurrency: 4,
+        log,
+        handler: async (e) => void got.push(['b', e]),
+      });
       const watchedA: string[] = [];
       const watchedB: string[] = [];
       const offA = bus.actionEvents.watch('acc_A', (e) => watchedA.push(e.id));
@@ -66,7 +96,9 @@ for (const kind of ['in-process', 'nats'] as const) {
       const seen: string[] = [];
       // A new durable consumer starts from the stream's beginning: only this test's event counts here.
       const c = await bus.actionEvents.consume({
-        name: 'c2', concurrency: 1, log,
+        name: 'c2',
+        concurrency: 1,
+        log,
         handler: async (x) => {
           if (x.id !== e.id) return;
           if (++calls === 1) throw new Error('database unavailable');
@@ -84,20 +116,78 @@ for (const kind of ['in-process', 'nats'] as const) {
       await c.stop();
     });
 
-    it(kind === 'nats' ? 'stores an event appended twice once (de-duplicated by id), and keeps events for a consumer that joins later' : 'refuses to store events while no consumer runs', async () => {
-      const e = event(6);
-      if (kind === 'in-process') {
-        expect((await bus.actionEvents.append([e])).size).toBe(0);
-        return;
-      }
-      await bus.actionEvents.append([e]);
-      await bus.actionEvents.append([e]);
+    it(
+      kind === 'nats'
+        ? 'stores an event appended twice once (de-duplicated by id), and keeps events for a consumer that joins later'
+        : 'refuses to store events while no consumer runs',
+      async () => {
+        const e = event(6);
+        if (kind === 'in-process') {
+          expect((await bus.actionEvents.append([e])).size).toBe(0);
+          return;
+        }
+        await bus.actionEvents.append([e]);
+        await bus.actionEvents.append([e]);
+        const seen: string[] = [];
+        const late = await bus.actionEvents.consume({
+          name: 'late',
+          concurrency: 4,
+          log,
+          handler: async (x) => void seen.push(x.id),
+        });
+        await expect.poll(() => seen.includes(e.id), { timeout: 5000 }).toBe(true);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(seen.filter((id) => id === e.id)).toHaveLength(1);
+        await late.stop();
+      },
+    );
+
+    it("shows every account's resolutions to one process-wide watcher, and no creations", async () => {
+      const sink = await bus.actionEvents.consume({ name: 'sink', concurrency: 4, log, handler: async () => {} });
       const seen: string[] = [];
-      const late = await bus.actionEvents.consume({ name: 'late', concurrency: 4, log, handler: async (x) => void seen.push(x.id) });
-      await expect.poll(() => seen.includes(e.id), { timeout: 5000 }).toBe(true);
+      const off = await bus.actionEvents.watchResolutions((e) => seen.push(e.id));
+      const events = [event(7, 'acc_C'), event(8, 'acc_D', 'action.created'), event(9, 'acc_E')];
+      await bus.actionEvents.append(events);
+      await expect.poll(() => seen.sort(), { timeout: 5000 }).toEqual([events[0]!.id, events[2]!.id].sort());
       await new Promise((r) => setTimeout(r, 200));
-      expect(seen.filter((id) => id === e.id)).toHaveLength(1);
-      await late.stop();
+      expect(seen).toHaveLength(2);
+      off();
+      await sink.stop();
+    });
+
+    it('follows an account from after a given event: the kept ones after it first, then live ones', async () => {
+      const sink = await bus.actionEvents.consume({ name: 'sink', concurrency: 1, log, handler: async () => {} });
+      const account = `acc_F${randomBytes(3).toString('hex')}`;
+      const before = [
+        event(10, account),
+        event(11, account),
+        event(12, 'acc_other'),
+        event(13, account, 'action.created'),
+        event(14, account),
+      ];
+      for (const e of before) await bus.actionEvents.append([e]);
+      const seen: string[] = [];
+      const stop = await bus.actionEvents.follow(account, { afterId: before[0]!.id, type: 'action.resolved' }, (e) =>
+        seen.push(e.id),
+      );
+      await expect.poll(() => seen, { timeout: 5000 }).toEqual([before[1]!.id, before[4]!.id]);
+      const live = event(15, account);
+      await bus.actionEvents.append([live]);
+      await expect.poll(() => seen, { timeout: 5000 }).toEqual([before[1]!.id, before[4]!.id, live.id]);
+      stop();
+
+      // An id the stream does not keep: nothing from the past, live ones only.
+      const fresh: string[] = [];
+      const stopFresh = await bus.actionEvents.follow(
+        account,
+        { afterId: 'msg_unknown', type: 'action.resolved' },
+        (e) => fresh.push(e.id),
+      );
+      const later = event(16, account);
+      await bus.actionEvents.append([later]);
+      await expect.poll(() => fresh, { timeout: 5000 }).toEqual([later.id]);
+      stopFresh();
+      await sink.stop();
     });
   });
 }

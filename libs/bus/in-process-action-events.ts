@@ -3,6 +3,10 @@ import { errors } from '@agent-auth/errors';
 import { createLimiter } from './dispatch.js';
 import type { ActionEventStream, ConsumerSpec } from './action-event-stream.js';
 
+// What the in-process stream keeps for resumed event streams: the most recent events, for at most a day.
+const KEPT_EVENTS = 10_000;
+const KEPT_MS = 24 * 3600_000;
+
 interface Member {
   spec: ConsumerSpec;
   run: <T>(task: () => Promise<T>) => Promise<T>;
@@ -16,15 +20,35 @@ interface Member {
 export function createInProcessActionEvents(): ActionEventStream {
   const groups = new Map<string, Member[]>();
   const watchers = new Map<string, Set<(event: ActionEvent) => void>>();
+  const resolutionWatchers = new Set<(event: ActionEvent) => void>();
+  const recent: Array<{ event: ActionEvent; at: number }> = [];
   let turn = 0;
 
+  const keep = (event: ActionEvent) => {
+    const now = Date.now();
+    recent.push({ event, at: now });
+    while (recent.length > KEPT_EVENTS || (recent.length && recent[0]!.at < now - KEPT_MS)) recent.shift();
+  };
+  const watchAccount = (accountId: string, listener: (event: ActionEvent) => void) => {
+    const set = watchers.get(accountId) ?? new Set();
+    watchers.set(accountId, set);
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) watchers.delete(accountId);
+    };
+  };
+
   const deliver = async (event: ActionEvent) => {
-    if (groups.size === 0) throw errors.unavailable('No consumer of action events is running');
+    if (groups.size === 0) throw errors.noEventConsumer();
     for (const members of groups.values()) {
       const member = members[turn++ % members.length]!;
       await member.run(() => member.spec.handler(event));
     }
+    keep(event);
     for (const listener of watchers.get(event.account_id) ?? []) queueMicrotask(() => listener(event));
+    if (event.type === 'action.resolved')
+      for (const listener of resolutionWatchers) queueMicrotask(() => listener(event));
   };
 
   return {
@@ -58,14 +82,28 @@ export function createInProcessActionEvents(): ActionEventStream {
       };
     },
 
-    watch(accountId, listener) {
-      const set = watchers.get(accountId) ?? new Set();
-      watchers.set(accountId, set);
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0) watchers.delete(accountId);
-      };
+    watch: watchAccount,
+
+    async watchResolutions(listener) {
+      resolutionWatchers.add(listener);
+      return () => resolutionWatchers.delete(listener);
+    },
+
+    async follow(accountId, { afterId, type }, listener) {
+      const ofInterest = (e: ActionEvent) => e.account_id === accountId && e.type === type;
+      const from = recent.findIndex((r) => r.event.id === afterId);
+      // Replayed and live events are taken in the same tick, so none falls between them.
+      const missed =
+        from < 0
+          ? []
+          : recent
+              .slice(from + 1)
+              .map((r) => r.event)
+              .filter(ofInterest);
+      for (const event of missed) queueMicrotask(() => listener(event));
+      return watchAccount(accountId, (event) => {
+        if (event.type === type) listener(event);
+      });
     },
   };
 }

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { eventSubjectOf, subjectOf } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import { createLimiter, decodeReply, dispatch } from './dispatch.js';
 import type { BoundHandler, Bus } from './types.js';
+import { timedRequest } from './request-metrics.js';
 import { createInProcessActionEvents } from './in-process-action-events.js';
 
 interface Server {
@@ -13,8 +13,9 @@ interface Server {
 }
 
 /**
- * The all-in-one mode's bus: the same contracts and envelopes as NATS, with messages passed as JSON text
- * inside the process, so a handler sees exactly what it would see over the wire.
+ * The all-in-one mode's bus: the same contracts and envelopes as NATS, with messages passed as objects inside the
+ * process (no JSON round trip). Senders build messages from the contract's output types; neither side mutates a
+ * message it has sent or received.
  */
 export function createInProcessBus(options: { prefix?: string; timeoutMs: number }): Bus {
   const prefix = options.prefix ?? 'aa';
@@ -25,20 +26,28 @@ export function createInProcessBus(options: { prefix?: string; timeoutMs: number
   return {
     kind: 'in-process',
     actionEvents: createInProcessActionEvents(),
-    async request(endpoint, payload, opts = {}) {
-      const pool = servers.get(subjectOf(prefix, endpoint));
-      if (!pool?.length) throw errors.unavailable(`The ${endpoint.service} service is not available`);
-      const server = pool[turn++ % pool.length]!;
-      const reply = await server.run(() => dispatch(server.bound, JSON.stringify(payload), opts.requestId ?? randomUUID(), server.log));
-      return decodeReply(endpoint, JSON.stringify(reply));
-    },
+    request: (endpoint, payload, opts = {}) =>
+      timedRequest(endpoint, async () => {
+        const pool = servers.get(subjectOf(prefix, endpoint));
+        if (!pool?.length) throw errors.serviceUnavailable(endpoint.service);
+        const server = pool[turn++ % pool.length]!;
+        const reply = await server.run(() => dispatch(server.bound, payload, opts.requestId, server.log));
+        return decodeReply(endpoint, reply);
+      }),
     async serve(spec) {
       const limiter = createLimiter(spec.concurrency);
-      const mine: Array<[string, Server]> = spec.handlers.map((bound) => [subjectOf(prefix, bound.endpoint), { bound, run: limiter.run, log: spec.log }]);
+      const mine: Array<[string, Server]> = spec.handlers.map((bound) => [
+        subjectOf(prefix, bound.endpoint),
+        { bound, run: limiter.run, log: spec.log },
+      ]);
       for (const [subject, server] of mine) servers.set(subject, [...(servers.get(subject) ?? []), server]);
       return {
         async stop() {
-          for (const [subject, server] of mine) servers.set(subject, (servers.get(subject) ?? []).filter((s) => s !== server));
+          for (const [subject, server] of mine)
+            servers.set(
+              subject,
+              (servers.get(subject) ?? []).filter((s) => s !== server),
+            );
           await limiter.drained();
         },
       };

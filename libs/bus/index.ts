@@ -1,4 +1,12 @@
-export type { Bus, BoundHandler, Handler, RequestContext, RequestOptions, ServiceSpec, ServedService } from './types.js';
+export type {
+  Bus,
+  BoundHandler,
+  Handler,
+  RequestContext,
+  RequestOptions,
+  ServiceSpec,
+  ServedService,
+} from './types.js';
 export { handle } from './dispatch.js';
 export { connectNatsBus } from './nats-bus.js';
 export { createInProcessBus } from './in-process-bus.js';

@@ -1,4 +1,12 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ActionEvent, actionEventStreamName, actionEventSubject } from '@agent-auth/contracts';
 import type { Logger } from 'pino';
@@ -22,15 +30,30 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
   const ensureStream = () =>
     (ready ??= (async () => {
       const jsm = await jetstreamManager(nc);
-      const exists = await jsm.streams.info(stream).then(() => true, () => false);
+      const exists = await jsm.streams.info(stream).then(
+        () => true,
+        () => false,
+      );
       if (!exists) {
-        await jsm.streams.add({
-          name: stream, subjects: [allSubjects], storage: StorageType.File, retention: RetentionPolicy.Limits,
-          max_age: RETENTION_MS * NANOS_PER_MS, duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
-        }).catch(async (err: unknown) => {
-          // Another process may have created it in between.
-          if (!(await jsm.streams.info(stream).then(() => true, () => false))) throw err;
-        });
+        await jsm.streams
+          .add({
+            name: stream,
+            subjects: [allSubjects],
+            storage: StorageType.File,
+            retention: RetentionPolicy.Limits,
+            max_age: RETENTION_MS * NANOS_PER_MS,
+            duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
+          })
+          .catch(async (err: unknown) => {
+            // Another process may have created it in between.
+            if (
+              !(await jsm.streams.info(stream).then(
+                () => true,
+                () => false,
+              ))
+            )
+              throw err;
+          });
         log.info({ stream }, 'created the action event stream');
       }
     })().catch((err: unknown) => {
@@ -51,7 +74,9 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
     async append(events) {
       await ensureStream();
       const results = await Promise.allSettled(
-        events.map((e) => js.publish(actionEventSubject(prefix, e.account_id, e.type), JSON.stringify(e), { msgID: e.id })),
+        events.map((e) =>
+          js.publish(actionEventSubject(prefix, e.account_id, e.type), JSON.stringify(e), { msgID: e.id }),
+        ),
       );
       const stored = new Set<string>();
       results.forEach((r, i) => {
@@ -65,8 +90,12 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
       await ensureStream();
       const jsm = await jetstreamManager(nc);
       await jsm.consumers.add(stream, {
-        durable_name: spec.name, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All,
-        ack_wait: ACK_WAIT_MS * NANOS_PER_MS, max_deliver: -1, filter_subject: allSubjects,
+        durable_name: spec.name,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ACK_WAIT_MS * NANOS_PER_MS,
+        max_deliver: -1,
+        filter_subject: allSubjects,
       });
       const consumer = await js.consumers.get(stream, spec.name);
       const limiter = createLimiter(spec.concurrency);
@@ -87,7 +116,10 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
       };
       const messages = await consumer.consume({
         max_messages: spec.concurrency,
-        callback: (m) => void limiter.run(() => handle(m)).catch((err: unknown) => spec.log.error({ err }, 'action event callback failed')),
+        callback: (m) =>
+          void limiter
+            .run(() => handle(m))
+            .catch((err: unknown) => spec.log.error({ err }, 'action event callback failed')),
       });
       spec.log.info({ stream, consumer: spec.name }, 'consuming action events');
       return {
@@ -96,6 +128,43 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
           await limiter.drained();
         },
       };
+    },
+
+    async watchResolutions(listener) {
+      const sub = nc.subscribe(`${prefix}.action-events.v1.*.action.resolved`, {
+        callback: (err, msg) => {
+          if (err) return;
+          const event = parse(msg.string());
+          if (event) listener(event);
+        },
+      });
+      await nc.flush(); // the server has the subscription: nothing published from here on is missed
+      return () => sub.unsubscribe();
+    },
+
+    async follow(accountId, { afterId, type }, listener) {
+      await ensureStream();
+      const jsm = await jetstreamManager(nc);
+      // Messages up to this sequence were there before: skip them up to afterId. Later ones are always delivered.
+      const { state } = await jsm.streams.info(stream);
+      const consumer = await js.consumers.get(stream, {
+        // One subject as a string: servers before 2.10 take only `filter_subject`.
+        filter_subjects: actionEventSubject(prefix, accountId, type),
+        deliver_policy: DeliverPolicy.All,
+      });
+      let passed = false;
+      const messages = await consumer.consume({
+        callback: (m) => {
+          const event = parse(m.string());
+          if (!event) return;
+          if (passed || m.seq > state.last_seq) {
+            passed = true;
+            listener(event);
+          } else if (event.id === afterId) passed = true;
+        },
+      });
+      return () =>
+        void messages.close().catch((err: unknown) => log.warn({ err }, 'closing a replay of action events failed'));
     },
 
     watch(accountId, listener) {

@@ -1,49 +1,88 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { Svcm } from '@nats-io/services';
-import { eventSubjectOf, subjectOf } from '@agent-auth/contracts';
+import { STATUS_CODES } from 'node:http';
+import { Svcm, type ServiceMsg } from '@nats-io/services';
+import { eventSubjectOf, subjectOf, type ReplyEnvelope } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
-import { createLimiter, decodeReply, dispatch } from './dispatch.js';
+import { createLimiter, decodeReply, dispatch, parseMessage } from './dispatch.js';
 import type { Bus } from './types.js';
+import { timedRequest } from './request-metrics.js';
 import { createJetStreamActionEvents } from './jetstream-action-events.js';
 
 const REQUEST_ID = 'x-request-id';
 
+/**
+ * Answers a request. The envelope travels in the body only: the micro API's error headers carry just the status
+ * and its fixed reason phrase, never text a caller could have shaped (a CR or LF there makes the reply unsendable).
+ * If the reply cannot be sent, a plain error reply is sent instead, so the caller is never left waiting.
+ */
+function sendReply(msg: ServiceMsg, reply: ReplyEnvelope, log: Logger): void {
+  try {
+    if (reply.ok) msg.respond(JSON.stringify(reply));
+    else msg.respondError(reply.error.status, STATUS_CODES[reply.error.status] ?? 'Error', JSON.stringify(reply));
+  } catch (err) {
+    log.error({ err }, 'reply could not be sent; answering with an error');
+    try {
+      msg.respond(JSON.stringify({ ok: false, error: errors.internal().toJSON() }));
+    } catch (again) {
+      log.error({ err: again }, 'error reply could not be sent either');
+    }
+  }
+}
+
 /** Connects to NATS; services register with the micro API so `nats micro ls/info/stats` sees them. */
-export async function connectNatsBus(options: { url: string; prefix: string; timeoutMs: number; name: string; log: Logger }): Promise<Bus> {
-  const nc: NatsConnection = await connect({ servers: options.url.split(','), name: options.name, maxReconnectAttempts: -1 });
+export async function connectNatsBus(options: {
+  url: string;
+  prefix: string;
+  timeoutMs: number;
+  name: string;
+  log: Logger;
+}): Promise<Bus> {
+  const nc: NatsConnection = await connect({
+    servers: options.url.split(','),
+    name: options.name,
+    maxReconnectAttempts: -1,
+    noAsyncTraces: true,
+  }); // no stack captured per request
   const { log, prefix } = options;
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ status: s.type }, 'nats connection status');
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error')
+        log.warn({ status: s.type }, 'nats connection status');
     }
   })();
 
   return {
     kind: 'nats',
     actionEvents: createJetStreamActionEvents(nc, prefix, log),
-    async request(endpoint, payload, opts = {}) {
-      const h = headers();
-      if (opts.requestId) h.set(REQUEST_ID, opts.requestId);
-      try {
-        const reply = await nc.request(subjectOf(prefix, endpoint), JSON.stringify(payload), {
-          timeout: opts.timeoutMs ?? options.timeoutMs,
-          headers: h,
-        });
-        return decodeReply(endpoint, reply.string());
-      } catch (err) {
-        const code = (err as { code?: string; name?: string }).name ?? '';
-        if (/NoResponders/i.test(code) || /no responders/i.test(String(err))) {
-          throw errors.unavailable(`The ${endpoint.service} service is not available`);
+    request: (endpoint, payload, opts = {}) =>
+      timedRequest(endpoint, async () => {
+        const h = headers();
+        if (opts.requestId) h.set(REQUEST_ID, opts.requestId);
+        try {
+          const reply = await nc.request(subjectOf(prefix, endpoint), JSON.stringify(payload), {
+            timeout: opts.timeoutMs ?? options.timeoutMs,
+            headers: h,
+          });
+          return decodeReply(endpoint, parseMessage(reply.string()));
+        } catch (err) {
+          const code = (err as { code?: string; name?: string }).name ?? '';
+          if (/NoResponders/i.test(code) || /no responders/i.test(String(err))) {
+            throw errors.serviceUnavailable(endpoint.service);
+          }
+          if (/Timeout/i.test(code) || /timeout/i.test(String(err))) {
+            throw errors.serviceTimeout(endpoint.service);
+          }
+          throw err;
         }
-        if (/Timeout/i.test(code) || /timeout/i.test(String(err))) {
-          throw errors.timeout(`The ${endpoint.service} service did not answer in time`);
-        }
-        throw err;
-      }
-    },
+      }),
     async serve(spec) {
-      const svc = await new Svcm(nc).add({ name: spec.name, version: spec.version, description: spec.description, queue: spec.name });
+      const svc = await new Svcm(nc).add({
+        name: spec.name,
+        version: spec.version,
+        description: spec.description,
+        queue: spec.name,
+      });
       const limiter = createLimiter(spec.concurrency);
       for (const bound of spec.handlers) {
         svc.addEndpoint(bound.endpoint.name, {
@@ -57,16 +96,22 @@ export async function connectNatsBus(options: { url: string; prefix: string; tim
             // The micro API does not await handlers: run under the limiter and never let a rejection escape.
             void limiter
               .run(async () => {
-                const reply = await dispatch(bound, msg.string(), msg.headers?.get(REQUEST_ID) || undefined, spec.log);
-                const body = JSON.stringify(reply);
-                if (reply.ok) msg.respond(body);
-                else msg.respondError(reply.error.status, reply.error.detail, body);
+                const reply = await dispatch(
+                  bound,
+                  parseMessage(msg.string()),
+                  msg.headers?.get(REQUEST_ID) || undefined,
+                  spec.log,
+                );
+                sendReply(msg, reply, spec.log);
               })
-              .catch((e: unknown) => spec.log.error({ err: e }, 'reply failed'));
+              .catch((e: unknown) => {
+                spec.log.error({ err: e }, 'handler run failed');
+                sendReply(msg, { ok: false, error: errors.internal().toJSON() }, spec.log);
+              });
           },
         });
       }
-      spec.log.info({ service: spec.name, endpoints: spec.handlers.length }, 'serving on nats');
+      spec.log.info({ queue_group: spec.name, endpoints: spec.handlers.length }, 'serving on nats');
       return {
         async stop() {
           await svc.stop();

@@ -8,7 +8,10 @@ export interface RequestContext {
   log: Logger;
 }
 
-export type Handler<E extends EndpointDef> = (request: z.output<E['request']>, ctx: RequestContext) => Promise<z.input<E['response']>>;
+export type Handler<E extends EndpointDef> = (
+  request: z.output<E['request']>,
+  ctx: RequestContext,
+) => Promise<z.input<E['response']>>;
 
 /** An endpoint paired with the function that serves it. */
 export interface BoundHandler {
@@ -40,7 +43,11 @@ export interface RequestOptions {
 /** Request-reply and broadcast between services, over NATS or inside one process, with the same contracts. */
 export interface Bus {
   readonly kind: 'nats' | 'in-process';
-  request<E extends EndpointDef>(endpoint: E, payload: z.input<E['request']>, options?: RequestOptions): Promise<z.output<E['response']>>;
+  request<E extends EndpointDef>(
+    endpoint: E,
+    payload: z.output<E['request']>,
+    options?: RequestOptions,
+  ): Promise<z.output<E['response']>>;
   serve(spec: ServiceSpec): Promise<ServedService>;
   publish<P extends z.ZodType>(event: EventDef<P>, payload: z.input<P>): void;
   subscribe<P extends z.ZodType>(event: EventDef<P>, listener: (payload: z.output<P>) => void): () => void;

@@ -1,4 +1,4 @@
-// The one place that talks HTTP: JSON in and out, typed errors, bounded retry on 429.
+// The one place that talks HTTP: JSON in and out, typed errors, bounded retry on 429 and on transient failures.
 import { errorFor, parseRetryAfter } from './errors.js';
 
 export interface TransportOptions {
@@ -27,12 +27,56 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Per-call additions: extra headers, and whether a transient failure may be retried. */
+export interface SendExtras {
+  headers?: Record<string, string>;
+  /**
+   * Retry 502, 503, 504 and network errors with backoff: for reads, and for a create carrying an Idempotency-Key
+   * (a retry then gets the first answer, never a second request). Default: GET only.
+   */
+  retryTransient?: boolean;
+}
+
+const TRANSIENT = new Set([502, 503, 504]);
+
+/** Backoff before retry n (0-based) of a transient failure: 250 ms doubling, ±50 % jitter so retries spread out. */
+export function transientDelayMs(n: number): number {
+  return Math.round(250 * 2 ** n * (0.5 + Math.random()));
+}
+
 /** Sends one API call and returns its parsed JSON body, retrying 429s as the service's Retry-After asks. */
-export async function send<T>(t: TransportOptions, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json', ...t.headers };
+export async function send<T>(
+  t: TransportOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+  extras: SendExtras = {},
+): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...t.headers, ...extras.headers };
   if (body !== undefined) headers['content-type'] = 'application/json';
+  const retryTransient = extras.retryTransient ?? method === 'GET';
+  let transient = 0;
   for (let attempt = 0; ; attempt++) {
-    const res = await t.fetch(t.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    let res: Response;
+    try {
+      res = await t.fetch(t.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      // A network error (connection refused or reset): the request may or may not have arrived.
+      if (signal?.aborted || !retryTransient || transient >= t.maxRetries) throw err;
+      await sleep(transientDelayMs(transient++), signal);
+      continue;
+    }
+    if (retryTransient && TRANSIENT.has(res.status) && transient < t.maxRetries) {
+      await res.body?.cancel();
+      await sleep(transientDelayMs(transient++), signal);
+      continue;
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -13,3 +13,15 @@ export {
   WaitTimeoutError,
 } from './errors.js';
 export * from './types.js';
+export {
+  verifyReceipt,
+  verifyAuditChain,
+  auditEventHash,
+  canonicalSha256,
+  requestHashOf,
+  VerificationError,
+  type ReceiptClaims,
+  type AuditEvent,
+  type AuditHead,
+  type VerifiedChain,
+} from './verify.js';

@@ -54,4 +54,3 @@ export class PaymentClient {
     return this.client.getStatus(requestId, options);
   }
 }
-

@@ -1,10 +1,14 @@
 import { z } from 'zod';
-import { errors } from '@agent-auth/errors';
 
 const commaList = z
   .string()
   .default('')
-  .transform((s) => s.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean));
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim().toLowerCase())
+      .filter(Boolean),
+  );
 
 // Seconds to wait before each retry, counted from the attempt before it (fractions allowed, for tests).
 const retrySchedule = z
@@ -33,11 +37,23 @@ export const ConfigSchema = z.object({
   NATS_URL: z.string().optional(),
   DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BUS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only').default('aa'),
+  BUS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only')
+    .default('aa'),
   BUS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   BUS_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(128),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   ACTIONS_KEYS: z.string().optional(),
+  /** ES256 receipt keys "kid:base64 PKCS8[,kid:base64 PKCS8 or SPKI…]": the first signs, all are published. */
+  RECEIPT_KEYS: z.string().optional(),
+  /** The receipts' `iss`; by default PUBLIC_BASE_URL, else the gateway's own address. */
+  RECEIPT_ISSUER: z.string().url().optional(),
+  /** The API base URL clients use (ending in /api/v1), when the service sits behind a proxy or load balancer. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Receipts and audit chain sealing (DESIGN 5.2); switched off only to measure what they cost. */
+  RECEIPTS: flag(true),
+  AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   ALLOW_INSECURE_HOSTS: commaList,
@@ -45,7 +61,12 @@ export const ConfigSchema = z.object({
   VAULT_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   VAULT_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(5_000),
   // The response crosses the bus as JSON; keep it well below NATS max_payload (1 MiB by default).
-  VAULT_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1).max(4 * 1024 * 1024).default(256 * 1024),
+  VAULT_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4 * 1024 * 1024)
+    .default(256 * 1024),
   VAULT_EXTRA_CA_CERTS: z.string().optional(),
   RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
@@ -66,9 +87,32 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_AGENT: z.coerce.number().int().min(1).max(10_000).default(120),
   RATE_LIMIT_DEVICE: z.coerce.number().int().min(1).max(10_000).default(60),
   RATE_LIMIT_IP: z.coerce.number().int().min(1).max(10_000).default(10),
-  TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated').default(''),
+  METRICS: flag(true),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  TRUST_PROXY: z
+    .string()
+    .regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated')
+    .default(''),
+  // Passkeys (DESIGN 5.6): the rp id they are bound to and the origins the app is served from; by default the host
+  // (and origin) each request to the app names.
+  WEBAUTHN_RP_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]{1,253}$/, 'a domain name, e.g. approvals.example.com')
+    .optional(),
+  WEBAUTHN_ORIGINS: z
+    .string()
+    .refine(
+      (v) => v.split(',').every((o) => URL.canParse(o.trim()) && new URL(o.trim()).origin === o.trim()),
+      'origins like https://approvals.example.com, comma separated',
+    )
+    .optional(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** A setting that is missing or malformed: start-up stops with this one-line message, which names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /** Parses and validates the environment; a bad value stops start-up with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -76,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = ConfigSchema.safeParse(cleaned);
   if (!result.success) {
     const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`Invalid configuration: ${problems}`);
+    throw new ConfigError(`Invalid configuration: ${problems}`);
   }
   return result.data;
 }
@@ -84,8 +128,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Returns a setting that this process cannot run without, or fails start-up naming it. */
 export function requireSetting<K extends keyof Config>(config: Config, key: K, why: string): NonNullable<Config[K]> {
   const value = config[key];
-  if (value === undefined || value === null || value === '') throw new Error(`${String(key)} must be set: ${why}`);
+  if (value === undefined || value === null || value === '')
+    throw new ConfigError(`${String(key)} must be set: ${why}`);
   return value as NonNullable<Config[K]>;
+}
+
+/** Parses a setting's value (e.g. a keyring); a value the parser refuses fails start-up naming the variable. */
+export function parseSetting<T>(key: keyof Config, value: string, parse: (value: string) => T): T {
+  try {
+    return parse(value);
+  } catch (err) {
+    throw new ConfigError(`${String(key)} is not valid: ${(err as Error).message}`);
+  }
 }
 
 /** True when a host (name or IP literal) is exempt from the https and private-address rules, for local development. */
@@ -94,10 +148,80 @@ export function isInsecureHostAllowed(config: Pick<Config, 'ALLOW_INSECURE_HOSTS
   return config.ALLOW_INSECURE_HOSTS.includes(bare);
 }
 
-/** Checks a callback URL: https, or http only to a configured development host. */
-export function checkCallbackUrl(config: Pick<Config, 'ALLOW_INSECURE_HOSTS'>, url: string): void {
-  const parsed = new URL(url);
-  if (parsed.protocol === 'https:') return;
-  if (isInsecureHostAllowed(config, parsed.hostname)) return;
-  throw errors.badRequest('callback_url: must be an https URL');
+/** The settings of one part of the system: each service is handed only its slice of the configuration. */
+function slice<K extends keyof Config>(...keys: K[]) {
+  return keys;
+}
+
+/** Process settings the service scaffold reads (connections, logging, bus), not the services themselves. */
+export const processSettingKeys = slice(
+  'LOG_LEVEL',
+  'DATABASE_URL',
+  'NATS_URL',
+  'BUS_PREFIX',
+  'BUS_TIMEOUT_MS',
+  'DB_POOL_SIZE',
+);
+export const actionsSettingKeys = slice(
+  'BUS_CONCURRENCY',
+  // How long a repeat of an Idempotency-Key waits for the first (just under the caller's bus time-out).
+  'BUS_TIMEOUT_MS',
+  'FREE_PLAN_MONTHLY_ACTIONS',
+  'ALLOW_INSECURE_HOSTS',
+  'RELAY_POLL_MS',
+  'SWEEP_INTERVAL_MS',
+  'RECEIPTS',
+  'AUDIT_SEAL_INTERVAL_MS',
+);
+export const policySettingKeys = slice('BUS_CONCURRENCY');
+export const vaultSettingKeys = slice(
+  'BUS_CONCURRENCY',
+  'ALLOW_INSECURE_HOSTS',
+  'VAULT_CONNECT_TIMEOUT_MS',
+  'VAULT_RESPONSE_TIMEOUT_MS',
+  'VAULT_MAX_RESPONSE_BYTES',
+  'VAULT_EXTRA_CA_CERTS',
+);
+export const notifierSettingKeys = slice(
+  'BUS_CONCURRENCY',
+  'ALLOW_INSECURE_HOSTS',
+  'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_TIMEOUT_MS',
+  'WEBHOOK_CONCURRENCY',
+  'WEBHOOK_RETENTION_DAYS',
+  'WEBHOOK_POLL_MS',
+  'VAPID_PUBLIC_KEY',
+  'VAPID_PRIVATE_KEY',
+  'VAPID_SUBJECT',
+);
+export const gatewaySettingKeys = slice(
+  'HOST',
+  'PORT',
+  'AUTH_CACHE_TTL_MS',
+  'LOG_REQUESTS',
+  'TRUST_PROXY',
+  'RATE_LIMITS',
+  'RATE_LIMIT_WINDOW_SECONDS',
+  'RATE_LIMIT_AGENT',
+  'RATE_LIMIT_DEVICE',
+  'RATE_LIMIT_IP',
+  'DEVICE_STREAM_HEARTBEAT_MS',
+  'METRICS',
+  // An execution's reply waits for the upstream: the gateway gives it the executor's limits plus a margin.
+  'BUS_TIMEOUT_MS',
+  'VAULT_CONNECT_TIMEOUT_MS',
+  'VAULT_RESPONSE_TIMEOUT_MS',
+  'WEBAUTHN_RP_ID',
+  'WEBAUTHN_ORIGINS',
+);
+
+export type ActionsSettings = Pick<Config, (typeof actionsSettingKeys)[number]>;
+export type PolicySettings = Pick<Config, (typeof policySettingKeys)[number]>;
+export type VaultSettings = Pick<Config, (typeof vaultSettingKeys)[number]>;
+export type NotifierSettings = Pick<Config, (typeof notifierSettingKeys)[number]>;
+export type GatewaySettings = Pick<Config, (typeof gatewaySettingKeys)[number]>;
+
+/** Only the named settings of a configuration: what a service is handed, so it cannot read anyone else's. */
+export function pickSettings<K extends keyof Config>(config: Config, keys: readonly K[]): Pick<Config, K> {
+  return Object.fromEntries(keys.map((k) => [k, config[k]])) as Pick<Config, K>;
 }

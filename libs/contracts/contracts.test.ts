@@ -4,7 +4,10 @@ import { CreateActionBody, describeZodError, ListActionsQuery, newId, riskRank }
 describe('CreateActionBody', () => {
   it('fills the defaults of SPEC 2.1', () => {
     expect(CreateActionBody.parse({ action_type: 'purchase', title: 'Buy' })).toMatchObject({
-      risk_level: 'medium', reversible: true, currency: 'USD', expires_in_seconds: 300,
+      risk_level: 'medium',
+      reversible: true,
+      currency: 'USD',
+      expires_in_seconds: 300,
     });
   });
 
@@ -18,7 +21,9 @@ describe('CreateActionBody', () => {
   it('measures metadata in bytes of JSON, not characters', () => {
     const multibyte = { note: 'é'.repeat(4100) }; // 8200 bytes of UTF-8, though only 4100 characters
     expect(CreateActionBody.safeParse({ action_type: 'social', title: 't', metadata: multibyte }).success).toBe(false);
-    expect(CreateActionBody.safeParse({ action_type: 'social', title: 't', metadata: { note: 'e'.repeat(8000) } }).success).toBe(true);
+    expect(
+      CreateActionBody.safeParse({ action_type: 'social', title: 't', metadata: { note: 'e'.repeat(8000) } }).success,
+    ).toBe(true);
   });
 });
 

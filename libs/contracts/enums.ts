@@ -1,6 +1,14 @@
 import { z } from 'zod';
 
-export const actionTypes = ['communication', 'purchase', 'scheduling', 'legal', 'data_access', 'social', 'system'] as const;
+export const actionTypes = [
+  'communication',
+  'purchase',
+  'scheduling',
+  'legal',
+  'data_access',
+  'social',
+  'system',
+] as const;
 export const ActionType = z.enum(actionTypes);
 export type ActionType = z.infer<typeof ActionType>;
 

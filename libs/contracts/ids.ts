@@ -1,15 +1,25 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+// Random bytes are drawn from the system's CSPRNG 8 KiB at a time, not one call per id (as Node does for randomUUID).
+const pool = Buffer.alloc(8192);
+let used = pool.length;
+
+function randomByte(): number {
+  if (used === pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  return pool[used++]!;
+}
 
 /** Random base62 text of the given length, drawn without modulo bias. */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += ALPHABET[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
 }
@@ -25,6 +35,7 @@ export const idPrefixes = {
   limit: 'lim_',
   webhookMessage: 'msg_',
   webhookSecret: 'whsec_',
+  passkey: 'pk_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

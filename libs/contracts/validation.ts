@@ -9,8 +9,16 @@ export function describeZodError(error: z.ZodError, root = 'body', input?: unkno
   if (!issue) return `Invalid ${root}`;
   const field = issue.path.length ? issue.path.map(String).join('.') : root;
   let message = issue.message;
-  if ((issue.code === 'invalid_type' && /received undefined/.test(message)) || (input !== undefined && valueAt(input, issue.path) === undefined && issue.path.length > 0 && issue.code !== 'custom')) message = 'is required';
-  else if (issue.code === 'unrecognized_keys') message = `has unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+  if (
+    (issue.code === 'invalid_type' && /received undefined/.test(message)) ||
+    (input !== undefined &&
+      valueAt(input, issue.path) === undefined &&
+      issue.path.length > 0 &&
+      issue.code !== 'custom')
+  )
+    message = 'is required';
+  else if (issue.code === 'unrecognized_keys')
+    message = `has unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
   else message = message.charAt(0).toLowerCase() + message.slice(1);
   return `${field}: ${message}`;
 }
@@ -22,4 +30,26 @@ function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;
+}
+
+/** Most levels of nesting a JSON body may have (DESIGN 5.5); checked before any recursive work on it. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * The path of the first value nested deeper than `max` levels (an object or array at the top is level 1), or
+ * null. Iterative, so a hostile depth cannot overflow the stack; the path shows the first few keys only.
+ */
+export function tooDeepPath(value: unknown, max = MAX_JSON_DEPTH): string | null {
+  const stack: Array<{ value: unknown; depth: number; path: string[] }> = [{ value, depth: 0, path: [] }];
+  while (stack.length) {
+    const item = stack.pop()!;
+    if (item.value === null || typeof item.value !== 'object') continue;
+    const depth = item.depth + 1;
+    if (depth > max) return item.path.slice(0, 4).join('.') + (item.path.length > 4 ? '…' : '');
+    for (const [key, child] of Object.entries(item.value)) {
+      if (child !== null && typeof child === 'object')
+        stack.push({ value: child, depth, path: item.path.length < 5 ? [...item.path, key] : item.path });
+    }
+  }
+  return null;
 }

@@ -5,8 +5,16 @@ describe('CreateCredentialBody', () => {
   const base = { service_name: 'github', credential_value: 'ghp_x', allowed_hosts: ['API.GitHub.com'] };
 
   it('fills the defaults of SPEC 2.2 and normalises hosts to lower case', () => {
-    expect(CreateCredentialBody.parse(base)).toMatchObject({ auth_type: 'bearer', auth_header: 'Authorization', allowed_hosts: ['api.github.com'], description: null });
-    expect(CreateCredentialBody.parse({ ...base, allowed_hosts: ['[::1]', '127.0.0.1'] }).allowed_hosts).toEqual(['::1', '127.0.0.1']);
+    expect(CreateCredentialBody.parse(base)).toMatchObject({
+      auth_type: 'bearer',
+      auth_header: 'Authorization',
+      allowed_hosts: ['api.github.com'],
+      description: null,
+    });
+    expect(CreateCredentialBody.parse({ ...base, allowed_hosts: ['[::1]', '127.0.0.1'] }).allowed_hosts).toEqual([
+      '::1',
+      '127.0.0.1',
+    ]);
   });
 
   it.each([

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderIcon } from './icons.js';
 
 /** One file of the app as served: its bytes and content type. */
 export interface AppFile {
@@ -9,13 +10,25 @@ export interface AppFile {
 }
 
 // The app is a fixed set of files, read once: nothing a request names is ever looked up on disk.
+const JS = 'text/javascript; charset=utf-8';
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'api.js': 'text/javascript; charset=utf-8',
-  'signing.js': 'text/javascript; charset=utf-8',
+  'app.js': JS,
+  'views.js': JS,
+  'api.js': JS,
+  'signing.js': JS,
+  'passkeys.js': JS,
+  'push.js': JS,
+  'format.js': JS,
+  'links.js': JS,
+  'verify.js': JS,
+  'history.js': JS,
+  'sw.js': JS,
   'style.css': 'text/css; charset=utf-8',
+  'manifest.webmanifest': 'application/manifest+json; charset=utf-8',
 };
+/** The icons the manifest names, by file name and size in pixels. */
+const ICONS: Record<string, number> = { 'icon-192.png': 192, 'icon-512.png': 512 };
 
 /** The folder the app's files are in, whether this module runs from source or from dist/. */
 export function deviceAppDir(): string {
@@ -23,14 +36,23 @@ export function deviceAppDir(): string {
   return join(basename(here) === 'dist' ? dirname(here) : here, 'public');
 }
 
-/** Every file of the device web app by name, loaded into memory for serving. */
+/** Every file of the device web app by name (its icons drawn once), loaded into memory for serving. */
 export function loadDeviceApp(): Map<string, AppFile> {
   const dir = deviceAppDir();
-  return new Map(Object.entries(FILES).map(([name, contentType]) => [name, { body: readFileSync(join(dir, name)), contentType }]));
+  const files = new Map<string, AppFile>(
+    Object.entries(FILES).map(([name, contentType]) => [name, { body: readFileSync(join(dir, name)), contentType }]),
+  );
+  for (const [name, size] of Object.entries(ICONS))
+    files.set(name, { body: renderIcon(size), contentType: 'image/png' });
+  return files;
 }
+
+export { renderIcon } from './icons.js';
 
 /**
  * The Content-Security-Policy of the app: its own scripts and styles only, API calls to its own origin only, no
- * framing (a framed approve button could be clickjacked).
+ * framing (a framed approve button could be clickjacked); its manifest and service worker from its own origin.
  */
-export const DEVICE_APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const DEVICE_APP_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; " +
+  "worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

@@ -5,8 +5,17 @@ import { approvalMessage, base64url, deviceTag, generateDeviceKey, publicJwk, si
 
 describe('device app signing', () => {
   it('builds the five-line approval message, with an empty line for no content hash', () => {
-    expect(approvalMessage({ requestId: 'act_1', decision: 'approve', contentHash: null, timestamp: '2026-01-01T00:00:00Z' })).toBe('aa-approval-v1\nact_1\napprove\n\n2026-01-01T00:00:00Z');
-    expect(approvalMessage({ requestId: 'act_1', decision: 'deny', contentHash: 'ab12', timestamp: 'T' })).toBe('aa-approval-v1\nact_1\ndeny\nab12\nT');
+    expect(
+      approvalMessage({
+        requestId: 'act_1',
+        decision: 'approve',
+        contentHash: null,
+        timestamp: '2026-01-01T00:00:00Z',
+      }),
+    ).toBe('aa-approval-v1\nact_1\napprove\n\n2026-01-01T00:00:00Z');
+    expect(approvalMessage({ requestId: 'act_1', decision: 'deny', contentHash: 'ab12', timestamp: 'T' })).toBe(
+      'aa-approval-v1\nact_1\ndeny\nab12\nT',
+    );
   });
 
   it('signs with a non-extractable key; the raw r‖s signature verifies with the exported public JWK', async () => {
@@ -16,14 +25,28 @@ describe('device app signing', () => {
     const jwk = await publicJwk(pair.publicKey);
     expect(Object.keys(jwk).sort()).toEqual(['crv', 'kty', 'x', 'y']);
     const now = new Date('2026-11-21T10:11:12.345Z');
-    const { signature, timestamp } = await signDecision(pair.privateKey, { requestId: 'act_9', decision: 'approve', contentHash: 'cafe', now });
+    const { signature, timestamp } = await signDecision(pair.privateKey, {
+      requestId: 'act_9',
+      decision: 'approve',
+      contentHash: 'cafe',
+      now,
+    });
     expect(timestamp).toBe('2026-11-21T10:11:12Z');
     expect(signature).toMatch(/^[A-Za-z0-9_-]{86}$/); // 64 bytes, base64url, unpadded
     const key = createPublicKey({ key: jwk, format: 'jwk' });
-    const message = Buffer.from(approvalMessage({ requestId: 'act_9', decision: 'approve', contentHash: 'cafe', timestamp }));
+    const message = Buffer.from(
+      approvalMessage({ requestId: 'act_9', decision: 'approve', contentHash: 'cafe', timestamp }),
+    );
     const raw = Buffer.from(signature, 'base64url');
     expect(verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, raw)).toBe(true);
-    expect(verify('sha256', Buffer.from(approvalMessage({ requestId: 'act_9', decision: 'deny', contentHash: 'cafe', timestamp })), { key, dsaEncoding: 'ieee-p1363' }, raw)).toBe(false);
+    expect(
+      verify(
+        'sha256',
+        Buffer.from(approvalMessage({ requestId: 'act_9', decision: 'deny', contentHash: 'cafe', timestamp })),
+        { key, dsaEncoding: 'ieee-p1363' },
+        raw,
+      ),
+    ).toBe(false);
   });
 
   it('encodes base64url without padding and names a device by a stable hash, not its id', async () => {

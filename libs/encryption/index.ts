@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const FORMAT = 'v1';
 const NONCE_BYTES = 12;
@@ -17,9 +17,13 @@ export interface Keyring {
 export function parseKeyring(spec: string): Keyring {
   const keys = new Map<string, Buffer>();
   let activeKeyId = '';
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [id, encoded] = part.split(':');
-    if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new Error('keyring: each entry must be "id:base64key"');
+    if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id))
+      throw new Error('keyring: each entry must be "id:base64key"');
     const key = Buffer.from(encoded, 'base64');
     if (key.length !== 32) throw new Error(`keyring: key '${id}' must be 32 bytes (base64 of 32 random bytes)`);
     keys.set(id, key);
@@ -53,7 +57,16 @@ function createKeyring(keys: Map<string, Buffer>, activeKeyId: string): Keyring 
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
       decipher.setAAD(Buffer.from(context));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(raw.subarray(0, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(raw.subarray(0, raw.length - TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
     },
   };
+}
+
+/** Constant-time equality of two strings (hashes, codes), so a comparison does not leak how much of a guess matched. */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

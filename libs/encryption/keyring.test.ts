@@ -24,7 +24,9 @@ describe('keyring', () => {
     const parts = token.split(':');
     const body = Buffer.from(parts[3]!, 'base64url');
     body[0] = body[0]! ^ 1;
-    expect(() => ring.decrypt([...parts.slice(0, 3), body.toString('base64url')].join(':'), 'request:act_1:metadata')).toThrow();
+    expect(() =>
+      ring.decrypt([...parts.slice(0, 3), body.toString('base64url')].join(':'), 'request:act_1:metadata'),
+    ).toThrow();
   });
 
   it('rotates: a new active key encrypts, the old one still decrypts', () => {

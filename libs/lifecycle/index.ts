@@ -1,15 +1,12 @@
-import type { Logger } from 'pino';
-
-/** Resolves on the first SIGINT or SIGTERM, so a main can shut down in order; a second signal exits at once. */
-export function untilSignal(log: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.info({ signal }, 'shutting down');
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
-      resolve(signal);
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  });
-}
+export {
+  type BusService,
+  databaseOf,
+  type ProcessParts,
+  type Running,
+  runServiceProcess,
+  type ServiceProcess,
+  serveBusService,
+} from './service.js';
+export { untilSignal } from './signals.js';
+export { startWakeLoop, type WakeLoop, type WakeLoopOptions } from './wake-loop.js';
+export { exitOnStartupError, StartupError } from './startup-errors.js';

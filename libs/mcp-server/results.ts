@@ -3,9 +3,19 @@
 import { AgentAuthError, WaitTimeoutError } from '@agent-auth/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-/** A successful tool result: the data as pretty JSON, behind a one-line summary for the model. */
-export function ok(summary: string, data: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: `${summary}\n${JSON.stringify(data, null, 2)}` }] };
+/**
+ * A successful tool result: the data as pretty JSON behind a one-line summary for the model, and the same data as
+ * `structuredContent` (an object, as the tool's output schema describes) for clients that read it.
+ */
+export function ok(
+  summary: string,
+  data: unknown,
+  structured: Record<string, unknown> = data as Record<string, unknown>,
+): CallToolResult {
+  return {
+    content: [{ type: 'text', text: `${summary}\n${JSON.stringify(data, null, 2)}` }],
+    structuredContent: structured,
+  };
 }
 
 /** A failed tool result that names the HTTP status and the service's detail. */

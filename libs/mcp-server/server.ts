@@ -6,7 +6,7 @@ export interface ServerOptions {
   apiKey: string;
   /** Base URL ending in /api/v1. */
   baseUrl: string;
-  /** Poll interval of the waiting tools; 2000 ms by default (SPEC.md 4.10). */
+  /** Poll interval of the waiting tools against a service without held waits; 2000 ms by default (SPEC.md 4.10). */
   pollIntervalMs?: number;
 }
 
@@ -17,8 +17,14 @@ export const SERVER_VERSION = '0.1.0';
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
-    { instructions: 'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.' },
+    {
+      instructions:
+        'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
+    },
   );
-  registerTools(server, new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl }), { pollIntervalMs: options.pollIntervalMs });
+  registerTools(server, new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl }), {
+    baseUrl: options.baseUrl,
+    pollIntervalMs: options.pollIntervalMs,
+  });
   return server;
 }

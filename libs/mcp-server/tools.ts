@@ -2,8 +2,23 @@
 // what comes back, and what to do next.
 import { FINAL_STATUSES, WaitTimeoutError, type Action, type AgentAuthClient } from '@agent-auth/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { guarded, ok } from './results.js';
+import {
+  ActionOutput,
+  ApiCallOutput,
+  HistoryOutput,
+  RequestApprovalOutput,
+  SpendingSummaryOutput,
+  VaultServicesOutput,
+} from './schemas.js';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+// MCP clients reset their own time-outs on progress; the spec of this server promises one at least every 5 s.
+const PROGRESS_EVERY_MS = 4000;
 
 const ACTION_TYPES = ['communication', 'purchase', 'scheduling', 'legal', 'data_access', 'social', 'system'] as const;
 const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
@@ -11,14 +26,19 @@ const STATUSES = ['pending', 'approved', 'denied', 'expired'] as const;
 
 // MCP clients time a tool call out (often after 60 s), so one wait is bounded and the model is told to call again.
 const DEFAULT_WAIT_SECONDS = 50;
-const requestId = z.string().min(1).describe('The request id returned by request_approval or execute_api_call (starts with act_).');
+const requestId = z
+  .string()
+  .min(1)
+  .describe('The request id returned by request_approval or execute_api_call (starts with act_).');
 const waitSeconds = z
   .number()
   .int()
   .min(1)
   .max(600)
   .optional()
-  .describe(`How long to wait in this call, in seconds (default ${DEFAULT_WAIT_SECONDS}). If the request is still pending afterwards, call the tool again.`);
+  .describe(
+    `How long to wait in this call, in seconds (default ${DEFAULT_WAIT_SECONDS}). If the request is still pending afterwards, call the tool again.`,
+  );
 
 /** What the model should do with a request in its current status. */
 function advice(a: Action): string {
@@ -34,18 +54,71 @@ function advice(a: Action): string {
   }
 }
 
-/** Waits up to the given seconds; a still-pending request is returned as is rather than raised. */
-async function waitBounded(client: AgentAuthClient, id: string, seconds: number | undefined, intervalMs: number, signal: AbortSignal): Promise<Action> {
+/** The device app page of a request, from the service's base URL (which ends in /api/v1). */
+export function approvalUrl(baseUrl: string, requestId: string): string {
+  const root = /\/api\/v1\/?$/.test(baseUrl) ? baseUrl.replace(/\/api\/v1\/?$/, '') : new URL(baseUrl).origin;
+  return `${root}/app/#/requests/${encodeURIComponent(requestId)}`;
+}
+
+/**
+ * Runs a wait, sending MCP progress notifications (elapsed seconds of `totalSeconds`) at its start and every few
+ * seconds while it lasts, when the caller asked for progress with a token.
+ */
+async function withProgress<T>(
+  extra: Extra,
+  totalSeconds: number,
+  message: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return work();
+  const started = Date.now();
+  let last = -1;
+  const tell = () => {
+    // Progress must grow with every notification.
+    const progress = Math.max(last + 1, Math.floor((Date.now() - started) / 1000));
+    last = progress;
+    extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken, progress, total: totalSeconds, message },
+      })
+      .catch(() => {});
+  };
+  tell();
+  const timer = setInterval(tell, PROGRESS_EVERY_MS);
   try {
-    return await client.waitForResult(id, { timeoutMs: (seconds ?? DEFAULT_WAIT_SECONDS) * 1000, intervalMs, signal });
-  } catch (err) {
-    if (err instanceof WaitTimeoutError) return err.action;
-    throw err;
+    return await work();
+  } finally {
+    clearInterval(timer);
   }
 }
 
+/** Waits up to the given seconds (with progress); a still-pending request is returned as is rather than raised. */
+async function waitBounded(
+  client: AgentAuthClient,
+  id: string,
+  seconds: number | undefined,
+  intervalMs: number,
+  extra: Extra,
+): Promise<Action> {
+  const total = seconds ?? DEFAULT_WAIT_SECONDS;
+  return withProgress(extra, total, `Waiting for the human to answer request ${id}`, async () => {
+    try {
+      return await client.waitForResult(id, { timeoutMs: total * 1000, intervalMs, signal: extra.signal });
+    } catch (err) {
+      if (err instanceof WaitTimeoutError) return err.action;
+      throw err;
+    }
+  });
+}
+
 /** Registers the seven agent-auth tools on an MCP server. */
-export function registerTools(server: McpServer, client: AgentAuthClient, options: { pollIntervalMs?: number } = {}): void {
+export function registerTools(
+  server: McpServer,
+  client: AgentAuthClient,
+  options: { baseUrl: string; pollIntervalMs?: number },
+): void {
   const intervalMs = options.pollIntervalMs ?? 2000;
 
   server.registerTool(
@@ -56,25 +129,71 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
         'Ask the human account holder to approve an action BEFORE you perform it (they approve or deny on their phone with biometrics). ' +
         'Use it for anything that spends money, sends messages on their behalf, signs agreements, touches sensitive data, posts publicly or changes infrastructure. ' +
         'Returns at once with the request id and its initial status: usually pending, but an automatic rule or spending limit may already have approved or denied it. ' +
-        'If pending, call wait_for_approval with the id. Never perform the action unless the status is approved.',
+        'If pending, call wait_for_approval with the id. Never perform the action unless the status is approved. ' +
+        'approval_url is the page where the human answers it; you may show it to them.',
+      outputSchema: RequestApprovalOutput,
       inputSchema: {
-        action_type: z.enum(ACTION_TYPES).describe('communication = sending messages; purchase = paying or buying; scheduling = calendar and bookings; legal = binding agreements; data_access = reading sensitive data; social = public posts; system = infrastructure.'),
-        title: z.string().min(1).max(200).describe('Short summary the human sees first, e.g. "Buy 3 paperbacks from Acme Books". Max 200 characters.'),
-        description: z.string().max(2000).optional().describe('Details that help the human decide: what, why, and consequences. Max 2000 characters.'),
-        risk_level: z.enum(RISK_LEVELS).optional().describe('How bad a mistake would be: low, medium (default), high, critical.'),
+        action_type: z
+          .enum(ACTION_TYPES)
+          .describe(
+            'communication = sending messages; purchase = paying or buying; scheduling = calendar and bookings; legal = binding agreements; data_access = reading sensitive data; social = public posts; system = infrastructure.',
+          ),
+        title: z
+          .string()
+          .min(1)
+          .max(200)
+          .describe('Short summary the human sees first, e.g. "Buy 3 paperbacks from Acme Books". Max 200 characters.'),
+        description: z
+          .string()
+          .max(2000)
+          .optional()
+          .describe('Details that help the human decide: what, why, and consequences. Max 2000 characters.'),
+        risk_level: z
+          .enum(RISK_LEVELS)
+          .optional()
+          .describe('How bad a mistake would be: low, medium (default), high, critical.'),
         reversible: z.boolean().optional().describe('Whether the action can be undone afterwards (default true).'),
-        amount: z.number().positive().optional().describe('For financial actions: the amount in major units (e.g. 12.50), positive.'),
-        currency: z.string().length(3).optional().describe('ISO 4217 currency code of amount, e.g. USD (default), EUR.'),
-        recipient: z.string().max(500).optional().describe('Who receives the money, message or content. Max 500 characters.'),
-        metadata: z.record(z.string(), z.unknown()).optional().describe('Extra key-value details (at most 20 keys, 8 KB as JSON), e.g. an order number.'),
-        expires_in_seconds: z.number().int().min(30).max(3600).optional().describe('How long the human has to answer: 30 to 3600 seconds (default 300). After that the request expires.'),
-        callback_url: z.string().url().optional().describe('Optional HTTPS URL that receives a webhook when the request is resolved.'),
+        amount: z
+          .number()
+          .positive()
+          .optional()
+          .describe('For financial actions: the amount in major units (e.g. 12.50), positive.'),
+        currency: z
+          .string()
+          .length(3)
+          .optional()
+          .describe('ISO 4217 currency code of amount, e.g. USD (default), EUR.'),
+        recipient: z
+          .string()
+          .max(500)
+          .optional()
+          .describe('Who receives the money, message or content. Max 500 characters.'),
+        metadata: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe('Extra key-value details (at most 20 keys, 8 KB as JSON), e.g. an order number.'),
+        expires_in_seconds: z
+          .number()
+          .int()
+          .min(30)
+          .max(3600)
+          .optional()
+          .describe(
+            'How long the human has to answer: 30 to 3600 seconds (default 300). After that the request expires.',
+          ),
+        callback_url: z
+          .string()
+          .url()
+          .optional()
+          .describe('Optional HTTPS URL that receives a webhook when the request is resolved.'),
       },
     },
     (args) =>
       guarded(async () => {
         const action = await client.requestAction(args);
-        return ok(advice(action), action);
+        const link = approvalUrl(options.baseUrl, action.id);
+        const summary = action.status === 'pending' ? `${advice(action)} The human answers at ${link}` : advice(action);
+        return ok(summary, { ...action, approval_url: link });
       }),
   );
 
@@ -82,8 +201,10 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
     'check_approval',
     {
       title: 'Check an approval request',
-      description: 'Read the current status of an approval request once, without waiting: pending, approved, denied or expired, with who resolved it and when.',
+      description:
+        'Read the current status of an approval request once, without waiting: pending, approved, denied or expired, with who resolved it and when.',
       inputSchema: { request_id: requestId },
+      outputSchema: ActionOutput,
     },
     ({ request_id }) =>
       guarded(async () => {
@@ -97,13 +218,15 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
     {
       title: 'Wait for the human to answer',
       description:
-        'Block until an approval request is approved, denied or expired, checking every 2 seconds, for at most timeout_seconds. ' +
-        'If it is still pending when the time is up, the result says so: call wait_for_approval again. Only proceed with the action when the status is approved.',
+        'Block until an approval request is approved, denied or expired, for at most timeout_seconds: the answer comes the moment the human decides. ' +
+        'Progress notifications are sent while it waits. If it is still pending when the time is up, the result says so: call wait_for_approval again. ' +
+        'Only proceed with the action when the status is approved.',
       inputSchema: { request_id: requestId, timeout_seconds: waitSeconds },
+      outputSchema: ActionOutput,
     },
     ({ request_id, timeout_seconds }, extra) =>
       guarded(async () => {
-        const action = await waitBounded(client, request_id, timeout_seconds, intervalMs, extra.signal);
+        const action = await waitBounded(client, request_id, timeout_seconds, intervalMs, extra);
         return ok(advice(action), action);
       }),
   );
@@ -112,17 +235,25 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
     'get_approval_history',
     {
       title: 'List past approval requests',
-      description: 'List your earlier approval requests, newest first, with their outcome (status, resolved_by, resolved_at). Use it to avoid asking twice for the same thing or to recall what was decided.',
+      description:
+        'List your earlier approval requests, newest first, with their outcome (status, resolved_by, resolved_at). Use it to avoid asking twice for the same thing or to recall what was decided.',
       inputSchema: {
-        limit: z.number().int().min(1).max(200).optional().describe('How many requests to return, 1 to 200 (default 50).'),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe('How many requests to return, 1 to 200 (default 50).'),
         status: z.enum(STATUSES).optional().describe('Only requests in this status.'),
         action_type: z.enum(ACTION_TYPES).optional().describe('Only requests of this action type.'),
       },
+      outputSchema: HistoryOutput,
     },
     (args) =>
       guarded(async () => {
         const actions = await client.getHistory(args);
-        return ok(`${actions.length} request(s), newest first.`, actions);
+        return ok(`${actions.length} request(s), newest first.`, actions, { actions });
       }),
   );
 
@@ -130,8 +261,10 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
     'get_spending_summary',
     {
       title: 'Spending against limits',
-      description: 'Show how much has been spent against each spending limit that applies to you (period, limit, spent, remaining, utilization as a fraction). Check it before requesting a purchase that might exceed a limit: a request over a limit is denied automatically.',
+      description:
+        'Show how much has been spent against each spending limit that applies to you (period, limit, spent, remaining, utilization as a fraction). Check it before requesting a purchase that might exceed a limit: a request over a limit is denied automatically.',
       inputSchema: {},
+      outputSchema: SpendingSummaryOutput,
     },
     () =>
       guarded(async () => {
@@ -144,13 +277,15 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
     'list_vault_services',
     {
       title: 'List vault services',
-      description: 'List the API credentials the human keeps in the vault: service_name, auth type, the hosts each may be sent to, and a description. You never see the secrets; use execute_api_call with a service_name to call an API with one.',
+      description:
+        'List the API credentials the human keeps in the vault: service_name, auth type, the hosts each may be sent to, and a description. You never see the secrets; use execute_api_call with a service_name to call an API with one.',
       inputSchema: {},
+      outputSchema: VaultServicesOutput,
     },
     () =>
       guarded(async () => {
         const services = await client.listVaultServices();
-        return ok(`${services.length} vault service(s).`, services);
+        return ok(`${services.length} vault service(s).`, services, { services });
       }),
   );
 
@@ -160,28 +295,50 @@ export function registerTools(server: McpServer, client: AgentAuthClient, option
       title: 'Call an API with a vault credential',
       description:
         'Make an HTTP call with a credential from the vault, after the human approves exactly this call. Creates the approval request, waits up to timeout_seconds, and once approved executes the call; the service injects the credential and returns the upstream status_code, headers and body. ' +
-        'The url host must be one of the service\'s allowed_hosts (see list_vault_services). If the human has not answered in time, the result gives the request_id: call execute_api_call again with only request_id (and the same other fields) to keep waiting and execute. Denied or expired calls are not executed.',
+        "The url host must be one of the service's allowed_hosts (see list_vault_services). If the human has not answered in time, the result gives the request_id: call execute_api_call again with only request_id (and the same other fields) to keep waiting and execute. Denied or expired calls are not executed.",
       inputSchema: {
-        service_name: z.string().min(1).max(200).describe('The vault service whose credential to use, as listed by list_vault_services.'),
+        service_name: z
+          .string()
+          .min(1)
+          .max(200)
+          .describe('The vault service whose credential to use, as listed by list_vault_services.'),
         method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).describe('HTTP method.'),
-        url: z.string().url().describe('Full https URL to call; its host must be in the service\'s allowed_hosts.'),
-        headers: z.record(z.string(), z.string()).optional().describe('Extra request headers (they can never replace the credential header).'),
+        url: z.string().url().describe("Full https URL to call; its host must be in the service's allowed_hosts."),
+        headers: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Extra request headers (they can never replace the credential header).'),
         body: z.string().optional().describe('Request body as a string, e.g. JSON text.'),
-        title: z.string().max(200).optional().describe('What the human sees; defaults to "<METHOD> <url> via <service_name>".'),
+        title: z
+          .string()
+          .max(200)
+          .optional()
+          .describe('What the human sees; defaults to "<METHOD> <url> via <service_name>".'),
         description: z.string().max(2000).optional().describe('Why you want to make this call.'),
         risk_level: z.enum(RISK_LEVELS).optional().describe('low, medium (default), high, critical.'),
-        request_id: z.string().optional().describe('Resume an earlier execute_api_call whose approval was still pending: its request id.'),
+        request_id: z
+          .string()
+          .optional()
+          .describe('Resume an earlier execute_api_call whose approval was still pending: its request id.'),
         timeout_seconds: waitSeconds,
       },
+      outputSchema: ApiCallOutput,
     },
     (args, extra) =>
       guarded(async () => {
         const { request_id, timeout_seconds, ...call } = args;
         const created = request_id ? await client.getStatus(request_id) : await client.requestApiCall(call);
-        const action = FINAL_STATUSES.includes(created.status) ? created : await waitBounded(client, created.id, timeout_seconds, intervalMs, extra.signal);
-        if (action.status !== 'approved') return ok(`${advice(action)} The API call was not made.`, { request_id: action.id, action });
+        const action = FINAL_STATUSES.includes(created.status)
+          ? created
+          : await waitBounded(client, created.id, timeout_seconds, intervalMs, extra);
+        if (action.status !== 'approved')
+          return ok(`${advice(action)} The API call was not made.`, { request_id: action.id, executed: false, action });
         const response = await client.executeApproved(action.id, { signal: extra.signal });
-        return ok(`Approved and executed: upstream answered ${response.status_code}.`, { request_id: action.id, response });
+        return ok(`Approved and executed: upstream answered ${response.status_code}.`, {
+          request_id: action.id,
+          executed: true,
+          response,
+        });
       }),
   );
 }

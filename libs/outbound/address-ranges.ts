@@ -2,11 +2,27 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /** Why an address may not be the target of an outbound call, or null when it is a public unicast address. */
 export type AddressRefusal =
-  | 'unspecified' | 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'multicast' | 'broadcast'
-  | 'reserved' | 'documentation' | 'benchmarking' | 'unique-local' | 'site-local' | 'teredo' | 'discard'
+  | 'unspecified'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'shared (CGNAT)'
+  | 'multicast'
+  | 'broadcast'
+  | 'reserved'
+  | 'documentation'
+  | 'benchmarking'
+  | 'unique-local'
+  | 'site-local'
+  | 'teredo'
+  | 'discard'
   | 'not an IP address';
 
-interface Range { base: bigint; bits: number; reason: AddressRefusal }
+interface Range {
+  base: bigint;
+  bits: number;
+  reason: AddressRefusal;
+}
 
 // IPv4 ranges that never name an internet host (IANA special-purpose registry).
 const ipv4Ranges: Range[] = [

@@ -4,7 +4,7 @@ import { rootCertificates } from 'node:tls';
 import { Agent, errors as undiciErrors } from 'undici';
 import { refusalOf } from './address-ranges.js';
 import { dropHopByHop, flattenHeaders } from './headers.js';
-import { AddressRefusedError, createPinnedLookup, systemResolver } from './pinned-lookup.js';
+import { AddressRefusedError, createPinnedLookup, type systemResolver } from './pinned-lookup.js';
 
 /** Why an outbound call did not produce a response: refused by policy, too slow, too big, or the upstream failed. */
 export type OutboundFailure = 'refused' | 'timeout' | 'too_large' | 'upstream';
@@ -102,12 +102,19 @@ export function checkTarget(target: string, isExempt: (host: string) => boolean)
   if (url.username || url.password) throw new OutboundError('refused', 'the target URL may not carry user info');
   const exempt = isExempt(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exempt)) {
-    throw new OutboundError('refused', `the target must be an https URL (${url.hostname} is not a configured development host)`);
+    throw new OutboundError(
+      'refused',
+      `the target must be an https URL (${url.hostname} is not a configured development host)`,
+    );
   }
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) && !exempt) {
     const reason = refusalOf(literal);
-    if (reason) throw new OutboundError('refused', `the target ${literal} is a ${reason} address, which outbound calls may not reach`);
+    if (reason)
+      throw new OutboundError(
+        'refused',
+        `the target ${literal} is a ${reason} address, which outbound calls may not reach`,
+      );
   }
   return url;
 }
@@ -116,7 +123,9 @@ export function checkTarget(target: string, isExempt: (host: string) => boolean)
 const transportHeaders = new Set(['host', 'content-length', 'expect']);
 
 function withoutTransportHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(dropHopByHop(headers)).filter(([k]) => !transportHeaders.has(k.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(dropHopByHop(headers)).filter(([k]) => !transportHeaders.has(k.toLowerCase())),
+  );
 }
 
 async function readCapped(body: Readable, declared: unknown, max: number): Promise<Buffer> {
@@ -144,11 +153,16 @@ function classifyFailure(err: unknown, host: string): OutboundError {
   const timedOut = findCause(
     err,
     (e) =>
-      e instanceof undiciErrors.ConnectTimeoutError || e instanceof undiciErrors.HeadersTimeoutError ||
-      e instanceof undiciErrors.BodyTimeoutError || (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError',
+      e instanceof undiciErrors.ConnectTimeoutError ||
+      e instanceof undiciErrors.HeadersTimeoutError ||
+      e instanceof undiciErrors.BodyTimeoutError ||
+      (e as Error).name === 'TimeoutError' ||
+      (e as Error).name === 'AbortError',
   );
   if (timedOut) return new OutboundError('timeout', `the upstream ${host} did not answer in time`);
-  const code = (findCause(err, (e) => typeof (e as { code?: unknown }).code === 'string') as { code?: string } | undefined)?.code;
+  const code = (
+    findCause(err, (e) => typeof (e as { code?: unknown }).code === 'string') as { code?: string } | undefined
+  )?.code;
   return new OutboundError('upstream', `the upstream ${host} could not be reached${code ? ` (${code})` : ''}`);
 }
 

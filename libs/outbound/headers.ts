@@ -1,7 +1,14 @@
 /** Headers that describe one connection, not the message (RFC 9110 7.6.1); never forwarded either way. */
 export const hopByHopHeaders = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
-  'transfer-encoding', 'upgrade',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
 ]);
 
 /** Removes hop-by-hop headers, including any the Connection header itself names. */

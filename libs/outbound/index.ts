@@ -2,6 +2,12 @@ export { refusalOf, type AddressRefusal } from './address-ranges.js';
 export { AddressRefusedError, createPinnedLookup, systemResolver } from './pinned-lookup.js';
 export { dropHopByHop, flattenHeaders, hopByHopHeaders } from './headers.js';
 export {
-  checkTarget, createOutboundClient, OutboundError,
-  type OutboundClient, type OutboundFailure, type OutboundOptions, type OutboundRequest, type OutboundResponse,
+  checkTarget,
+  createOutboundClient,
+  OutboundError,
+  type OutboundClient,
+  type OutboundFailure,
+  type OutboundOptions,
+  type OutboundRequest,
+  type OutboundResponse,
 } from './client.js';

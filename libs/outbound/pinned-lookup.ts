@@ -34,7 +34,8 @@ export function createPinnedLookup(isExempt: (host: string) => boolean, resolver
       (found) => {
         const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
         const addresses = family === 4 || family === 6 ? found.filter((a) => a.family === family) : found;
-        if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
         if (!isExempt(hostname)) {
           for (const a of addresses) {
             const reason = refusalOf(a.address);

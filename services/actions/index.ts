@@ -1,61 +1,116 @@
 import type { Bus } from '@agent-auth/bus';
-import type { Config } from '@agent-auth/config';
-import { migrate, packageDir, type Sql } from '@agent-auth/db';
+import type { ActionsSettings } from '@agent-auth/config';
+import { actionsEndpoints } from '@agent-auth/contracts';
+import { packageDir, type Sql } from '@agent-auth/db';
 import type { Keyring } from '@agent-auth/encryption';
+import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { actionsEndpoints, type EndpointDef } from '@agent-auth/contracts';
-import { handle } from '@agent-auth/bus';
+import { noAutomaticDecisions, type PolicyDecider } from './adapters/policy.js';
+import { accountHandlers } from './handlers/accounts.js';
+import { actionHandlers } from './handlers/actions.js';
+import { executionHandlers } from './handlers/execution.js';
+import { identityHandlers } from './handlers/identities.js';
+import { passkeyHandlers } from './handlers/passkeys.js';
+import { webhookHandlers } from './handlers/webhooks.js';
+import { createAccountStore } from './store/accounts.js';
+import { createIdempotencyStore } from './store/idempotency.js';
 import { createIdentityStore } from './store/identities.js';
+import { createOutboxStore } from './store/outbox.js';
+import { createPasskeyStore } from './store/passkeys.js';
 import { createRequestStore } from './store/requests.js';
 import { createTotpStore } from './store/totp.js';
-import { createAccountStore } from './store/accounts.js';
-import { actionHandlers } from './handlers/actions.js';
-import { identityHandlers } from './handlers/identities.js';
-import { resolutionHandlers } from './handlers/resolution.js';
-import { accountHandlers } from './handlers/accounts.js';
-import { executionHandlers } from './handlers/execution.js';
-import { startExpirySweeper } from './handlers/expiry.js';
-import { createOutboxStore } from './store/outbox.js';
-import { startOutboxRelay, type OutboxRelay } from './handlers/outbox-relay.js';
-import { webhookHandlers } from './handlers/webhooks.js';
-import { noAutomaticDecisions, type PolicyDecider } from './handlers/decision.js';
-import type { ActionsDeps } from './handlers/deps.js';
+import { createUseCases } from './use-cases/use-cases.js';
+import { startExpirySweeper } from './workers/expiry-sweeper.js';
+import { type OutboxRelay, startOutboxRelay } from './workers/outbox-relay.js';
+import { auditHandlers } from './handlers/audit.js';
+import { createAuditChainStore } from './store/audit-chain.js';
+import type { ReceiptKeys } from './domain/receipt-keys.js';
+import { createReceiptIssuer } from './use-cases/receipts.js';
+import { startAuditSealer } from './workers/audit-sealer.js';
 
-export type { PolicyDecider, Decision, DecisionInput, SpendInput } from './handlers/decision.js';
-export { policyOverBus } from './handlers/policy-client.js';
+export { type PolicyDecider, policyOverBus } from './adapters/policy.js';
+export {
+  generateReceiptKeySpec,
+  parseReceiptKeys,
+  type ReceiptKeys,
+  retiredReceiptKeySpec,
+} from './domain/receipt-keys.js';
+export { defaultReceiptIssuer } from './use-cases/receipts.js';
+
+export interface ActionsServiceInput {
+  bus: Bus;
+  sql: Sql;
+  keyring: Keyring;
+  settings: ActionsSettings;
+  log: Logger;
+  policy?: PolicyDecider;
+  /** Off keeps the relay off LISTEN/NOTIFY (the embedded database has a single connection). */
+  listen?: boolean;
+  /** Sign receipts and audit chain heads (DESIGN 5.2). */
+  receiptKeys: ReceiptKeys;
+  /** The receipts' `iss`, read when signing (all-in-one knows its address only once it listens). */
+  receiptIssuer: () => string;
+}
 
 /**
- * Migrates the actions schema, serves the actions endpoints on the bus, runs the expiry sweeper and the outbox
- * relay. `listen: false` keeps the relay off LISTEN/NOTIFY (the embedded database has a single connection).
+ * Migrates the actions schema, serves the actions endpoints on the bus, runs the expiry sweeper, the outbox relay
+ * and the audit sealer.
  */
-export async function startActionsService(input: { bus: Bus; sql: Sql; keyring: Keyring; config: Config; log: Logger; policy?: PolicyDecider; listen?: boolean }) {
-  const { sql, log, config } = input;
-  await migrate(sql, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
+export async function startActionsService(input: ActionsServiceInput) {
+  const { sql, log, settings, bus } = input;
   let relay: OutboxRelay | undefined;
-  const deps: ActionsDeps = {
+  const auditChain = createAuditChainStore(sql);
+  const useCases = createUseCases({
     ...input,
     policy: input.policy ?? noAutomaticDecisions,
-    requests: createRequestStore(sql, () => relay?.wake()),
+    requests: createRequestStore(sql, () => relay?.committed()),
     identities: createIdentityStore(sql),
     totp: createTotpStore(sql),
     accounts: createAccountStore(sql),
-  };
-  relay = startOutboxRelay({ outbox: createOutboxStore(sql), stream: input.bus.actionEvents, sql, listen: input.listen ?? true, pollMs: config.RELAY_POLL_MS, log: log.child({ component: 'outbox-relay' }) });
-  const health = handle(actionsEndpoints.health as EndpointDef, async () => {
-    await sql`select 1`;
-    return { ok: true };
+    passkeys: createPasskeyStore(sql),
+    auditChain,
+    receipts: createReceiptIssuer(input.receiptKeys, input.receiptIssuer, settings.RECEIPTS),
+    idempotency: createIdempotencyStore(sql),
   });
-  const served = await input.bus.serve({
-    name: 'actions',
-    version: '0.1.0',
-    description: 'Action requests, identities, approvals and expiry',
-    handlers: [health, ...identityHandlers(deps), ...accountHandlers(deps), ...actionHandlers(deps), ...resolutionHandlers(deps), ...executionHandlers(deps), ...webhookHandlers(deps)],
-    concurrency: config.BUS_CONCURRENCY,
+  const served = await serveBusService({
+    bus,
+    sql,
     log,
+    name: 'actions',
+    description: 'Action requests, identities, approvals and expiry',
+    migrations: { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations` },
+    health: actionsEndpoints.health,
+    handlers: [
+      ...identityHandlers(useCases),
+      ...accountHandlers(useCases),
+      ...actionHandlers(useCases),
+      ...passkeyHandlers(useCases),
+      ...executionHandlers(useCases),
+      ...webhookHandlers(useCases),
+      ...auditHandlers(useCases),
+    ],
+    concurrency: settings.BUS_CONCURRENCY,
   });
-  const sweeper = startExpirySweeper(deps, config.SWEEP_INTERVAL_MS);
+  // After the migrations: the relay starts awake and publishes whatever the outbox holds.
+  relay = startOutboxRelay({
+    outbox: createOutboxStore(sql),
+    stream: bus.actionEvents,
+    sql,
+    listen: input.listen ?? true,
+    pollMs: settings.RELAY_POLL_MS,
+    log: log.child({ component: 'outbox-relay' }),
+  });
+  const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log);
+  const sealer = settings.RECEIPTS
+    ? startAuditSealer({
+        chain: auditChain,
+        intervalMs: settings.AUDIT_SEAL_INTERVAL_MS,
+        log: log.child({ component: 'audit-sealer' }),
+      })
+    : undefined;
   return {
     async stop() {
+      await sealer?.stop();
       await sweeper.stop();
       await served.stop();
       await relay?.stop();

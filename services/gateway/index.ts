@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Bus } from '@agent-auth/bus';
-import type { Config } from '@agent-auth/config';
+import type { GatewaySettings } from '@agent-auth/config';
 import type { Logger } from '@agent-auth/logging';
 import { migrate, packageDir, type Sql } from '@agent-auth/db';
 import { createRateLimitStore } from './store/rate-limits.js';
@@ -10,20 +10,32 @@ import { createAuthenticator } from './handlers/auth.js';
 import { frameworkErrorOptions, installErrorHandling } from './handlers/http-errors.js';
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
+import { passkeyRoutes } from './handlers/passkeys.js';
 import { policyRoutes } from './handlers/policy.js';
 import { vaultRoutes } from './handlers/vault.js';
 import { deviceEventRoutes } from './handlers/device-events.js';
+import { agentEventRoutes } from './handlers/agent-events.js';
+import { eventStreams } from './handlers/event-stream.js';
+import { createWaitRegistry } from './handlers/held-waits.js';
 import { DEVICE_APP_PATH, deviceAppRoutes } from './handlers/device-app.js';
 import { openApiCatalog } from './handlers/openapi.js';
 import { readinessRoutes } from './handlers/readiness.js';
+import { installRequestObservation, metricsRoutes } from './handlers/observability.js';
+import { apiReferenceRoutes } from './handlers/api-reference.js';
+import { auditRoutes, jwksRoute } from './handlers/audit.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const API_DESCRIPTION =
+  'Agents ask a person for permission before they act; the person approves or denies on a device; rules and ' +
+  'spending limits settle routine cases. Agents authenticate with `X-API-Key`, devices with `X-Device-Id`. ' +
+  'Every error is JSON `{"detail": "…"}`. The API guide (docs/api-guide.md in the repository) explains the flows, ' +
+  'webhooks and signatures.';
 
 export interface GatewayDeps {
   bus: Bus;
-  config: Config;
+  config: GatewaySettings;
   log: Logger;
   /** The database of the shared rate-limit log; required unless RATE_LIMITS is off. */
   sql?: Sql;
@@ -32,7 +44,10 @@ export interface GatewayDeps {
 /** The shared rate limiter (migrating its schema), or undefined when rate limiting is switched off. */
 async function rateLimiter(deps: GatewayDeps) {
   if (!deps.config.RATE_LIMITS) return undefined;
-  if (!deps.sql) throw new Error('DATABASE_URL must be set: the gateway keeps the rate limits every replica shares in Postgres (or set RATE_LIMITS=false)');
+  if (!deps.sql)
+    throw new Error(
+      'DATABASE_URL must be set: the gateway keeps the rate limits every replica shares in Postgres (or set RATE_LIMITS=false)',
+    );
   await migrate(deps.sql, { schema: 'gateway', dir: `${packageDir(import.meta.url)}/store/migrations`, log: deps.log });
   return createRateLimitStore(deps.sql);
 }
@@ -43,7 +58,8 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     ...frameworkErrorOptions,
-    logController: new LogController({ disableRequestLogging: !deps.config.LOG_REQUESTS }),
+    // One access line per request comes from installRequestObservation, not fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // Client addresses (the IP rate limit) come from X-Forwarded-For only when the connection is from a listed proxy.
     trustProxy: deps.config.TRUST_PROXY.trim() === '' ? false : deps.config.TRUST_PROXY,
     genReqId: (req) => {
@@ -53,6 +69,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   installErrorHandling(app, BODY_LIMIT);
+  installRequestObservation(app, { logRequests: deps.config.LOG_REQUESTS, metrics: deps.config.METRICS });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -63,26 +80,49 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
   installAdmission(app, { prefix: API_PREFIX, authenticator: auth, limiter, settings: deps.config });
   if (limiter) {
     const windowMs = deps.config.RATE_LIMIT_WINDOW_SECONDS * 1000;
-    const sweep = setInterval(() => void limiter.forgetIdle(windowMs).catch((err: unknown) => deps.log.warn({ err }, 'rate-limit clean-up failed')), Math.max(windowMs, 60_000));
+    const sweep = setInterval(
+      () =>
+        void limiter.forgetIdle(windowMs).catch((err: unknown) => deps.log.warn({ err }, 'rate-limit clean-up failed')),
+      Math.max(windowMs, 60_000),
+    );
     sweep.unref();
     app.addHook('onClose', async () => clearInterval(sweep));
   }
 
+  // Held waits (GET /actions/{id}?wait=S) share one subscription to the resolutions; shutdown answers them at once.
+  const waits = createWaitRegistry(deps.bus.actionEvents);
+  await waits.start();
+  app.addHook('preClose', async () => waits.stop());
+
   deviceAppRoutes(app);
-  const openapi = openApiCatalog(app, { prefix: API_PREFIX, title: 'Agent action authorization service', version: '1' });
+  const openapi = openApiCatalog(app, {
+    prefix: API_PREFIX,
+    title: 'Agent action authorization service',
+    version: '1',
+    description: API_DESCRIPTION,
+  });
+  // Cheap reads outside the per-IP budget of unauthenticated requests (DESIGN 5.4), like the probes and /metrics.
+  app.get(`${API_PREFIX}/openapi.json`, { config: { unmetered: true } }, async () => openapi.document());
   app.get('/openapi.json', async () => openapi.document());
   readinessRoutes(app, deps.bus);
+  metricsRoutes(app);
+  jwksRoute(app, deps.bus);
 
   await app.register(
     async (api) => {
-      identityRoutes(api, deps.bus, auth);
-      actionRoutes(api, deps.bus, auth);
-      policyRoutes(api, deps.bus, auth);
-      vaultRoutes(api, deps.bus, auth, deps.config);
-      deviceEventRoutes(api, deps.bus, auth, deps.config);
+      const streams = eventStreams(api, deps.config.DEVICE_STREAM_HEARTBEAT_MS);
+      identityRoutes(api, deps.bus);
+      actionRoutes(api, deps.bus, waits, deps.config);
+      passkeyRoutes(api, deps.bus, deps.config);
+      policyRoutes(api, deps.bus);
+      vaultRoutes(api, deps.bus, deps.config);
+      deviceEventRoutes(api, deps.bus, streams);
+      agentEventRoutes(api, deps.bus, streams, deps.log);
+      auditRoutes(api, deps.bus);
     },
     { prefix: API_PREFIX },
   );
+  await apiReferenceRoutes(app, openapi.document);
   return app;
 }
 

@@ -1,44 +1,23 @@
 import type { Bus } from '@agent-auth/bus';
-import type { Config } from '@agent-auth/config';
-import { notifierEndpoints, type EndpointDef } from '@agent-auth/contracts';
+import type { NotifierSettings } from '@agent-auth/config';
+import { notifierEndpoints } from '@agent-auth/contracts';
 import { migrate, packageDir, type Sql } from '@agent-auth/db';
+import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
 import { createOutboundClient } from '@agent-auth/outbound';
-import { handle } from '@agent-auth/bus';
+import { webPushProvider } from './adapters/push.js';
+import type { WebhookPoster } from './adapters/webhook-poster.js';
+import { actionEventHandler } from './handlers/events.js';
+import { pushSubscriptionHandlers } from './handlers/push-subscriptions.js';
 import { createDeliveryStore } from './store/deliveries.js';
 import { createPushStore } from './store/push-subscriptions.js';
-import { startDeliveryLoop } from './handlers/delivery-loop.js';
-import { actionEventHandler } from './handlers/events.js';
-import { webPushProvider } from './handlers/push.js';
-import { pushSubscriptionHandlers } from './handlers/push-subscriptions.js';
-import type { NotifierDeps } from './handlers/deps.js';
-import type { WebhookPoster } from './handlers/webhook-poster.js';
+import type { NotifierDeps } from './use-cases/deps.js';
+import { createPushSubscriptions } from './use-cases/push-subscriptions.js';
+import { startDeliveryLoop } from './workers/delivery-loop.js';
+import { startRetention } from './workers/retention.js';
 
-export type { WebhookPoster } from './handlers/webhook-poster.js';
-export type { PushProvider } from './handlers/push.js';
-
-const PRUNE_EVERY_MS = 3_600_000;
-const PRUNE_BATCH = 1_000;
-
-/** Prunes finished deliveries past their retention now and every hour, in batches, logging what went. */
-function startRetention(deliveries: ReturnType<typeof createDeliveryStore>, days: number, log: Logger) {
-  let stopped = false;
-  const prune = async () => {
-    const olderThan = new Date(Date.now() - days * 86_400_000);
-    let total = 0;
-    let pruned: number;
-    do {
-      pruned = await deliveries.pruneFinished(olderThan, PRUNE_BATCH);
-      total += pruned;
-    } while (pruned === PRUNE_BATCH && !stopped);
-    if (total > 0) log.info({ pruned: total, retention_days: days }, 'finished webhook deliveries pruned');
-  };
-  const run = () => void prune().catch((err: unknown) => log.warn({ err }, 'pruning webhook deliveries failed'));
-  run();
-  const timer = setInterval(run, PRUNE_EVERY_MS);
-  timer.unref();
-  return { stop: () => { stopped = true; clearInterval(timer); } };
-}
+export type { PushProvider } from './adapters/push.js';
+export type { WebhookPoster } from './adapters/webhook-poster.js';
 
 /** The durable consumer every notifier process joins: they share its events (queue semantics). */
 export const NOTIFIER_CONSUMER = 'notifier';
@@ -48,49 +27,57 @@ const MAX_RESPONSE_BYTES = 256 * 1024; // a receiver's answer is read and droppe
  * Migrates the notifier schema, consumes action events (webhook jobs, push notices), delivers webhooks with
  * retries, and serves the push-subscription endpoints.
  */
-export async function startNotifierService(input: { bus: Bus; sql: Sql; config: Config; log: Logger; poster?: WebhookPoster }) {
-  const { bus, sql, config, log } = input;
+export async function startNotifierService(input: {
+  bus: Bus;
+  sql: Sql;
+  settings: NotifierSettings;
+  log: Logger;
+  poster?: WebhookPoster;
+}) {
+  const { bus, sql, settings, log } = input;
+  // Before the event consumer starts: its jobs are written to these tables.
   await migrate(sql, { schema: 'notifier', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
   // Webhooks and push endpoints are outbound calls to addresses others choose: the SSRF-safe client makes them.
   // The receiver has WEBHOOK_TIMEOUT_MS to answer once connected; connecting (TLS included) may take 3 s more.
   const poster =
     input.poster ??
     createOutboundClient({
-      allowInsecureHosts: config.ALLOW_INSECURE_HOSTS,
-      connectTimeoutMs: Math.min(3_000, config.WEBHOOK_TIMEOUT_MS),
-      responseTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
+      connectTimeoutMs: Math.min(3_000, settings.WEBHOOK_TIMEOUT_MS),
+      responseTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
       maxResponseBytes: MAX_RESPONSE_BYTES,
     });
   const deps: NotifierDeps = {
-    bus, config, log, poster,
+    bus,
+    settings,
+    log,
+    poster,
     deliveries: createDeliveryStore(sql),
     pushSubscriptions: createPushStore(sql),
-    push: webPushProvider(config, poster),
+    push: webPushProvider(settings, poster),
   };
   const deliveries = startDeliveryLoop(deps);
   const consumer = await bus.actionEvents.consume({
     name: NOTIFIER_CONSUMER,
     handler: actionEventHandler(deps, deliveries),
-    concurrency: config.WEBHOOK_CONCURRENCY,
+    concurrency: settings.WEBHOOK_CONCURRENCY,
     log,
   });
-  const health = handle(notifierEndpoints.health as EndpointDef, async () => {
-    await sql`select 1`;
-    return { ok: true };
-  });
-  const served = await bus.serve({
+  const served = await serveBusService({
+    bus,
+    sql,
+    log,
     name: 'notifier',
-    version: '0.1.0',
     description: 'Webhooks and device notifications',
-    handlers: [health, ...pushSubscriptionHandlers(deps)],
-    concurrency: config.BUS_CONCURRENCY,
-    log,
+    health: notifierEndpoints.health,
+    handlers: pushSubscriptionHandlers(createPushSubscriptions(deps)),
+    concurrency: settings.BUS_CONCURRENCY,
   });
-  const retention = startRetention(deps.deliveries, config.WEBHOOK_RETENTION_DAYS, log);
-  log.info({ push: deps.push?.name ?? 'none', retry_schedule: config.WEBHOOK_RETRY_SCHEDULE }, 'notifier started');
+  const retention = startRetention(deps.deliveries, settings.WEBHOOK_RETENTION_DAYS, log);
+  log.info({ push: deps.push?.name ?? 'none', retry_schedule: settings.WEBHOOK_RETRY_SCHEDULE }, 'notifier started');
   return {
     async stop() {
-      retention.stop();
+      await retention.stop();
       await served.stop();
       await consumer.stop();
       await deliveries.stop();

@@ -1,44 +1,61 @@
 import type { Bus } from '@agent-auth/bus';
-import type { Config } from '@agent-auth/config';
-import { migrate, packageDir, type Sql } from '@agent-auth/db';
+import type { PolicySettings } from '@agent-auth/config';
+import { policyChanged, policyEndpoints } from '@agent-auth/contracts';
+import { packageDir, type Sql } from '@agent-auth/db';
+import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { policyEndpoints, type EndpointDef } from '@agent-auth/contracts';
-import { handle } from '@agent-auth/bus';
+import { decisionHandlers } from './handlers/decisions.js';
+import { settingsHandlers } from './handlers/settings.js';
 import { createAccountPolicyStore } from './store/account-policy.js';
 import { createLimitStore } from './store/limits.js';
 import { createRuleStore } from './store/rules.js';
+import { createPolicyCache } from './store/policy-cache.js';
 import { createSpendStore } from './store/spend.js';
-import { settingsHandlers } from './handlers/settings.js';
-import { decisionHandlers } from './handlers/decisions.js';
-import type { PolicyDeps } from './handlers/deps.js';
+import { createDecisions } from './use-cases/decisions.js';
+import type { PolicyDeps } from './use-cases/deps.js';
+import { createSettings } from './use-cases/settings.js';
+
+/** How long a replica keeps an account's rules and limits without hearing of a change (bounds a lost event). */
+const POLICY_CACHE_TTL_MS = 30_000;
+/** Accounts whose rules and limits one replica keeps at once. */
+const POLICY_CACHE_ACCOUNTS = 50_000;
 
 /** Migrates the policy schema and serves the policy endpoints on the bus (any number of replicas share them). */
-export async function startPolicyService(input: { bus: Bus; sql: Sql; config: Config; log: Logger }) {
-  const { sql, log, config } = input;
-  await migrate(sql, { schema: 'policy', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
+export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: PolicySettings; log: Logger }) {
+  const { sql, bus } = input;
+  const accountPolicy = createAccountPolicyStore(sql);
+  const policyCache = createPolicyCache({
+    load: (accountId) => accountPolicy.load(accountId),
+    ttlMs: POLICY_CACHE_TTL_MS,
+    maxAccounts: POLICY_CACHE_ACCOUNTS,
+  });
+  // Subscribed before serving, so no change another replica makes once this one decides goes unheard.
+  const unsubscribe = bus.subscribe(policyChanged, ({ account_id }) => policyCache.invalidate(account_id));
   const deps: PolicyDeps = {
-    ...input,
     rules: createRuleStore(sql),
     limits: createLimitStore(sql),
     spend: createSpendStore(sql),
-    accountPolicy: createAccountPolicyStore(sql),
+    accountPolicy,
+    policyCache,
     now: () => new Date(),
   };
-  const health = handle(policyEndpoints.health as EndpointDef, async () => {
-    await sql`select 1`;
-    return { ok: true };
-  });
-  const served = await input.bus.serve({
+  const announceChange = (accountId: string) => bus.publish(policyChanged, { account_id: accountId });
+  const served = await serveBusService({
+    ...input,
     name: 'policy',
-    version: '0.1.0',
     description: 'Rules, spending limits, automatic decisions and spend accounting',
-    handlers: [health, ...settingsHandlers(deps), ...decisionHandlers(deps)],
-    concurrency: config.BUS_CONCURRENCY,
-    log,
+    migrations: { schema: 'policy', dir: `${packageDir(import.meta.url)}/store/migrations` },
+    health: policyEndpoints.health,
+    handlers: [
+      ...settingsHandlers(createSettings({ ...deps, announceChange })),
+      ...decisionHandlers(createDecisions(deps)),
+    ],
+    concurrency: input.settings.BUS_CONCURRENCY,
   });
   return {
     async stop() {
       await served.stop();
+      unsubscribe();
     },
   };
 }

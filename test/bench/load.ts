@@ -13,7 +13,7 @@ export const settings = {
 
 /** Writes one line of the report. */
 export const out = (line = ''): void => {
-  process.stdout.write(line + '\n');
+  process.stdout.write(`${line}\n`);
 };
 
 export interface Figures {
@@ -23,6 +23,8 @@ export interface Figures {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests answered in the measured run. */
+  total?: number;
 }
 
 /** Runs `use` on a fresh database (dropped afterwards) where the infrastructure allows one per run. */
@@ -41,26 +43,79 @@ export async function withDatabase<T>(infra: Infra, use: (url: string) => Promis
   }
 }
 
-/** Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up. */
-export async function load(name: string, url: string, headers: Record<string, string>, body: unknown): Promise<Figures> {
+/** Figures of earlier cases of this run, by case name, for the ratios of later ones (e.g. `reference`). */
+export const measured = new Map<string, Figures>();
+
+/**
+ * Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up. `rate` caps the total requests
+ * per second (to read latency below saturation); `warmUp: false` skips the warm-up (the server is already warm).
+ */
+export async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  options: { rate?: number; warmUp?: boolean; probe?: { start(): void; stop(): unknown } } = {},
+): Promise<Figures> {
   const run = (duration: number) =>
-    autocannon({ url, method: 'POST', connections: settings.connections, duration, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  await run(2); // warm-up: JIT, connection pools, the auth cache
+    autocannon({
+      url,
+      method: 'POST',
+      connections: settings.connections,
+      duration,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      ...(options.rate ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
+    });
+  if (options.warmUp !== false) await run(2); // warm-up: JIT, connection pools, the auth cache
+  options.probe?.start();
   const result = await run(settings.seconds);
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  options.probe?.stop();
+  return figuresOf(name, result);
+}
+
+/** Loads one URL with GET at `connections` for `seconds`, after a 1 s warm-up. */
+export async function loadGet(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  options: { connections: number; seconds: number },
+): Promise<Figures> {
+  const run = (duration: number) =>
+    autocannon({ url, method: 'GET', connections: options.connections, duration, headers });
+  await run(1);
+  return figuresOf(name, await run(options.seconds));
+}
+
+function figuresOf(name: string, result: autocannon.Result): Figures {
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+  };
 }
 
 /** Prints figures as a table. */
 export function table(rows: Figures[]): void {
-  out(`${'case'.padEnd(52)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}`);
+  out(
+    `${'case'.padEnd(52)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(8)}`,
+  );
   for (const r of rows) {
-    out(`${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.non2xx + r.errors).padStart(8)}`);
+    out(
+      `${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.non2xx + r.errors).padStart(8)}`,
+    );
   }
 }
 
 /** Prints the ratio of a case to its baseline: throughput, and p50/p99 latency. */
 export function ratio(label: string, baseline: Figures, other: Figures): void {
-  out(`ratio ${label}: throughput ${(other.rps / baseline.rps).toFixed(2)}, p50 latency ${(other.p50 / baseline.p50).toFixed(2)}, p99 latency ${(other.p99 / baseline.p99).toFixed(2)}`);
+  out(
+    `ratio ${label}: throughput ${(other.rps / baseline.rps).toFixed(2)}, p50 latency ${(other.p50 / baseline.p50).toFixed(2)}, p99 latency ${(other.p99 / baseline.p99).toFixed(2)}`,
+  );
 }
 
 /** One section of `npm run bench`. */

@@ -15,14 +15,16 @@ function must(reply: { status: number; body: unknown }): void {
 async function heavyPolicy(api: ApiClient, account: Account, lastRule: 'miss' | 'auto_approve'): Promise<void> {
   const device = api.device(account.device_id);
   for (let i = 0; i < 49; i++) {
-    const rule = i % 2 === 0
-      ? { name: `legal ${i}`, action_type: 'legal', decision: 'auto_deny' }
-      : { name: `small ${i}`, action_type: 'purchase', amount_max_cents: 100 + i, decision: 'auto_approve' };
+    const rule =
+      i % 2 === 0
+        ? { name: `legal ${i}`, action_type: 'legal', decision: 'auto_deny' }
+        : { name: `small ${i}`, action_type: 'purchase', amount_max_cents: 100 + i, decision: 'auto_approve' };
     await device.post('/rules', rule).then(must);
   }
-  const last = lastRule === 'miss'
-    ? { name: 'other agent', agent_id: 'agt_00000000000000000000000000', decision: 'auto_approve' }
-    : { name: 'approve purchases', action_type: 'purchase', decision: 'auto_approve' };
+  const last =
+    lastRule === 'miss'
+      ? { name: 'other agent', agent_id: 'agt_00000000000000000000000000', decision: 'auto_approve' }
+      : { name: 'approve purchases', action_type: 'purchase', decision: 'auto_approve' };
   await device.post('/rules', last).then(must);
   const limits = [
     { period: 'daily', amount_limit: 10_000_000 },
@@ -39,7 +41,13 @@ export const policyLoad: BenchCase = {
   description: 'POST /actions (all-in-one): no policy vs 50 rules + 5 limits',
   async run(infra) {
     const rows = await withDatabase(infra, async (databaseUrl) => {
-      const stack = await startStack({ mode: 'all-in-one', databaseUrl, natsUrl: infra.natsUrl, name: 'bench-policy', env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' } }); // one key at full speed would pass any limit; the admission case measures the limit
+      const stack = await startStack({
+        mode: 'all-in-one',
+        databaseUrl,
+        natsUrl: infra.natsUrl,
+        name: 'bench-policy',
+        env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' },
+      }); // one key at full speed would pass any limit; the admission case measures the limit
       try {
         const api = apiClient(stack.baseUrl);
         const unlimited = async () => {

@@ -1,17 +1,37 @@
 // npm run bench: the bench cases in turn, each printing its figures and ratios.
 // Settings: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_CASES (comma list of case names;
-// default all), and each case's own (see its file).
+// default all; `create` brings `reference` with it), and each case's own (see its file).
 import { resolveInfra } from '../infra/resolve.js';
 import { actionCreation } from './action-creation.js';
 import { admissionBench } from './admission.js';
+import { agentOutcomeBench } from './agent-outcome.js';
+import { metricsCost } from './metrics-cost.js';
 import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
+import { receiptsCost } from './receipts.js';
+import { reference } from './reference.js';
+import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
 
-const cases: BenchCase[] = [actionCreation, admissionBench, policyLoad, vaultBench, notifyBench];
+const cases: BenchCase[] = [
+  reference,
+  actionCreation,
+  admissionBench,
+  policyLoad,
+  vaultBench,
+  notifyBench,
+  agentOutcomeBench,
+  scaleBench,
+  metricsCost,
+  receiptsCost,
+];
 
-const only = process.env.BENCH_CASES?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = process.env.BENCH_CASES?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+// The create case is read against the reference, so selecting it runs the reference first in the same invocation.
+if (only?.includes('create') && !only.includes('reference')) only.push('reference');
 const selected = only ? cases.filter((c) => only.includes(c.name)) : cases;
 if (selected.length === 0) {
   out(`BENCH_CASES matches no case; cases: ${cases.map((c) => c.name).join(', ')}`);
@@ -19,7 +39,9 @@ if (selected.length === 0) {
 }
 
 const infra = await resolveInfra();
-out(`Benchmarks: ${selected.map((c) => c.name).join(', ')}; load runs use ${settings.connections} connections for ${settings.seconds} s after a 2 s warm-up; per-request access logs off`);
+out(
+  `Benchmarks: ${selected.map((c) => c.name).join(', ')}; load runs use ${settings.connections} connections for ${settings.seconds} s after a 2 s warm-up; per-request access logs off`,
+);
 for (const note of infra.notes) out(`  ${note}`);
 try {
   for (const c of selected) {

@@ -17,7 +17,12 @@ export interface LatencyFigures {
 }
 
 /** Runs `count` calls with `concurrency` in flight; per-call latency percentiles and overall throughput. */
-async function measure(name: string, count: number, concurrency: number, call: (i: number) => Promise<boolean>): Promise<LatencyFigures> {
+async function measure(
+  name: string,
+  count: number,
+  concurrency: number,
+  call: (i: number) => Promise<boolean>,
+): Promise<LatencyFigures> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
@@ -39,13 +44,25 @@ async function measure(name: string, count: number, concurrency: number, call: (
 }
 
 /** Direct undici calls and vault executions of the same GET against one loopback HTTPS upstream. */
-export async function vaultExecution(options: { mode: StackMode; databaseUrl: string; natsUrl: string | null; calls: number; concurrency: number }): Promise<[LatencyFigures, LatencyFigures]> {
+export async function vaultExecution(options: {
+  mode: StackMode;
+  databaseUrl: string;
+  natsUrl: string | null;
+  calls: number;
+  concurrency: number;
+}): Promise<[LatencyFigures, LatencyFigures]> {
   const cert = selfSignedCert();
   const caFile = trustFile(cert);
   const body = JSON.stringify({ id: 42, name: 'thing', tags: ['a', 'b'] });
-  const upstream = await startUpstream({ tls: cert, handler: (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body) });
+  const upstream = await startUpstream({
+    tls: cert,
+    handler: (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body),
+  });
   const stack = await startStack({
-    mode: options.mode, databaseUrl: options.databaseUrl, natsUrl: options.natsUrl, name: 'bench-vault',
+    mode: options.mode,
+    databaseUrl: options.databaseUrl,
+    natsUrl: options.natsUrl,
+    name: 'bench-vault',
     env: { LOG_REQUESTS: 'false', ALLOW_INSECURE_HOSTS: '127.0.0.1', VAULT_EXTRA_CA_CERTS: caFile },
   });
   const direct = new Agent({ connect: { ca: cert.cert } });
@@ -53,27 +70,50 @@ export async function vaultExecution(options: { mode: StackMode; databaseUrl: st
     const api = apiClient(stack.baseUrl);
     const acct = await api.newAccount();
     await api.device(acct.device_id).post('/account/plan', { plan: 'unlimited' });
-    await api.device(acct.device_id).post('/vault/credentials', { service_name: 'bench', credential_value: 'bench-secret-value', allowed_hosts: ['127.0.0.1'] });
+    await api.device(acct.device_id).post('/vault/credentials', {
+      service_name: 'bench',
+      credential_value: 'bench-secret-value',
+      allowed_hosts: ['127.0.0.1'],
+    });
     const url = `${upstream.origin}/things/42`;
     // Every execution needs its own approved request: prepare them all before timing.
     const ids: string[] = [];
     const warmCalls = 40;
     await measure('prepare', options.calls + warmCalls, 8, async () => {
-      const created = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'bench call', metadata: { vault_execute: true, service_name: 'bench', method: 'GET', url } });
-      const approved = await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
+      const created = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'system',
+        title: 'bench call',
+        metadata: { vault_execute: true, service_name: 'bench', method: 'GET', url },
+      });
+      const approved = await api
+        .device(acct.device_id)
+        .post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
       if (approved.status === 200) ids.push(created.body.id);
       return approved.status === 200;
     });
-    const warmup = async (i: number) => (await direct.request({ origin: upstream.origin, path: `/things/${i}`, method: 'GET' }).then((r) => r.body.text()), true);
+    const warmup = async (i: number) => {
+      await direct.request({ origin: upstream.origin, path: `/things/${i}`, method: 'GET' }).then((r) => r.body.text());
+      return true;
+    };
     await measure('warm-up', 200, options.concurrency, warmup);
-    const directFigures = await measure('direct undici call to the upstream', ids.length, options.concurrency, async () => {
-      const res = await direct.request({ origin: upstream.origin, path: '/things/42', method: 'GET' });
-      await res.body.text();
-      return res.statusCode === 200;
-    });
+    const directFigures = await measure(
+      'direct undici call to the upstream',
+      ids.length,
+      options.concurrency,
+      async () => {
+        const res = await direct.request({ origin: upstream.origin, path: '/things/42', method: 'GET' });
+        await res.body.text();
+        return res.statusCode === 200;
+      },
+    );
     // The executor's first calls open its TLS connection to the upstream and warm its code paths: not timed.
     const warmIds = ids.splice(0, warmCalls);
-    await measure('vault warm-up', warmIds.length, options.concurrency, async (i) => (await api.agent(acct.api_key).post(`/vault/execute/${warmIds[i]}`)).status === 200);
+    await measure(
+      'vault warm-up',
+      warmIds.length,
+      options.concurrency,
+      async (i) => (await api.agent(acct.api_key).post(`/vault/execute/${warmIds[i]}`)).status === 200,
+    );
     const viaVault = await measure(`vault execution (${options.mode})`, ids.length, options.concurrency, async (i) => {
       const res = await api.agent(acct.api_key).post(`/vault/execute/${ids[i]}`);
       return res.status === 200 && res.body.status_code === 200;
@@ -90,9 +130,13 @@ const vaultCalls = Number(process.env.BENCH_VAULT_CALLS ?? 400);
 const vaultConcurrency = Number(process.env.BENCH_VAULT_CONCURRENCY ?? 8);
 
 function latencyTable(rows: LatencyFigures[]): void {
-  out(`${'case'.padEnd(52)} ${'calls/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'failed'.padStart(8)}`);
+  out(
+    `${'case'.padEnd(52)} ${'calls/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'failed'.padStart(8)}`,
+  );
   for (const r of rows) {
-    out(`${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${String(r.failures).padStart(8)}`);
+    out(
+      `${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${String(r.failures).padStart(8)}`,
+    );
   }
 }
 
@@ -104,9 +148,12 @@ export const vaultBench: BenchCase = {
     const modes: StackMode[] = infra.natsUrl ? ['all-in-one', 'processes'] : ['all-in-one'];
     for (const mode of modes) {
       const [direct, vault] = await withDatabase(infra, (databaseUrl) =>
-        vaultExecution({ mode, databaseUrl, natsUrl: infra.natsUrl, calls: vaultCalls, concurrency: vaultConcurrency }));
+        vaultExecution({ mode, databaseUrl, natsUrl: infra.natsUrl, calls: vaultCalls, concurrency: vaultConcurrency }),
+      );
       latencyTable([direct, vault]);
-      out(`ratio vault/direct (${mode}): p50 latency ${(vault.p50 / direct.p50).toFixed(1)}x, p99 latency ${(vault.p99 / direct.p99).toFixed(1)}x, throughput ${(vault.rps / direct.rps).toFixed(3)}`);
+      out(
+        `ratio vault/direct (${mode}): p50 latency ${(vault.p50 / direct.p50).toFixed(1)}x, p99 latency ${(vault.p99 / direct.p99).toFixed(1)}x, throughput ${(vault.rps / direct.rps).toFixed(3)}`,
+      );
     }
   },
 };

@@ -31,7 +31,7 @@ describe('device web app (all-in-one)', () => {
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     const html = await page.text();
     expect(html).toContain('<script type="module" src="/app/app.js">');
-    for (const file of ['app.js', 'api.js', 'signing.js']) {
+    for (const file of ['app.js', 'api.js', 'signing.js', 'links.js']) {
       const res = await fetch(`${origin}/app/${file}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
@@ -46,17 +46,27 @@ describe('device web app (all-in-one)', () => {
     expect((await missing.json()).detail).toMatch(/No file/);
   });
 
-  it('approves with the app\'s WebCrypto signature once the device registered its key; an unsigned approval is refused', async () => {
+  it("approves with the app's WebCrypto signature once the device registered its key; an unsigned approval is refused", async () => {
     const acct = await api.newAccount();
     const pair = await generateDeviceKey();
-    const set = await api.call('PUT', '/device/public-key', { body: { public_key: await publicJwk(pair.publicKey) }, headers: { 'x-device-id': acct.device_id } });
+    const set = await api.call('PUT', '/device/public-key', {
+      body: { public_key: await publicJwk(pair.publicKey) },
+      headers: { 'x-device-id': acct.device_id },
+    });
     expect(set.status).toBe(200);
-    const created = (await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'Signed in the app', amount: 12 })).body;
+    const created = (
+      await api
+        .agent(acct.api_key)
+        .post('/actions', { action_type: 'purchase', title: 'Signed in the app', amount: 12 })
+    ).body;
     const device = api.device(acct.device_id);
 
     const unsigned = await device.post(`/actions/${created.id}/approve`, {});
     expect(unsigned.status).toBe(403);
-    const signed = await device.post(`/actions/${created.id}/approve`, await signDecision(pair.privateKey, { requestId: created.id, decision: 'approve', contentHash: null }));
+    const signed = await device.post(
+      `/actions/${created.id}/approve`,
+      await signDecision(pair.privateKey, { requestId: created.id, decision: 'approve', contentHash: null }),
+    );
     expect(signed.status).toBe(200);
     expect(signed.body).toMatchObject({ status: 'approved', resolved_by: 'biometric' });
   });

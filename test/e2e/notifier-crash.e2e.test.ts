@@ -29,8 +29,15 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
       },
     });
     stack = await startStack({
-      mode: 'processes', databaseUrl: db.url, natsUrl, name: 'notifier-crash',
-      env: { NODE_EXTRA_CA_CERTS: caFile, WEBHOOK_RETRY_SCHEDULE: Array(40).fill('0.5').join(','), WEBHOOK_TIMEOUT_MS: '2000' },
+      mode: 'processes',
+      databaseUrl: db.url,
+      natsUrl,
+      name: 'notifier-crash',
+      env: {
+        NODE_EXTRA_CA_CERTS: caFile,
+        WEBHOOK_RETRY_SCHEDULE: Array(40).fill('0.5').join(','),
+        WEBHOOK_TIMEOUT_MS: '2000',
+      },
     });
     api = apiClient(stack.baseUrl);
   });
@@ -45,7 +52,12 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
     const device = api.device(acct.device_id);
     const ids: string[] = [];
     for (let i = 0; i < REQUESTS; i++) {
-      const r = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: `Order ${i}`, amount: 10 + i, callback_url: `${receiver.origin}/hook` });
+      const r = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'purchase',
+        title: `Order ${i}`,
+        amount: 10 + i,
+        callback_url: `${receiver.origin}/hook`,
+      });
       expect(r.status).toBe(200);
       ids.push(r.body.id);
     }
@@ -53,7 +65,9 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
     // First half: approved while the receiver fails, so their deliveries wait in the notifier's retry table.
     for (const id of ids.slice(0, half)) expect((await device.post(`/actions/${id}/approve`)).status).toBe(200);
     const attemptsFor = (id: string) => receiver.seen.filter((r) => r.body.includes(`"id":"${id}"`));
-    await expect.poll(() => ids.slice(0, half).every((id) => attemptsFor(id).length >= 1), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(() => ids.slice(0, half).every((id) => attemptsFor(id).length >= 1), { timeout: 15_000 })
+      .toBe(true);
 
     const [notifier] = stack.processes('notifier');
     const exited = new Promise((r) => notifier!.once('exit', r));
@@ -62,13 +76,22 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
 
     // Second half: resolved while no notifier runs; their events wait in the JetStream stream.
     for (const id of ids.slice(half)) expect((await device.post(`/actions/${id}/deny`)).status).toBe(200);
-    const [{ count: unconsumedBefore }] = await db.sql`select count(*)::int as count from notifier.deliveries where request_id = any(${ids.slice(half)})`;
+    const [{ count: unconsumedBefore }] =
+      await db.sql`select count(*)::int as count from notifier.deliveries where request_id = any(${ids.slice(half)})`;
     expect(unconsumedBefore).toBe(0);
 
     failing = false;
     await stack.addProcess('notifier');
     await expect
-      .poll(async () => Number((await db.sql`select count(*)::int as n from notifier.deliveries where state = 'delivered' and request_id = any(${ids})`)[0]!.n), { timeout: 30_000, interval: 250 })
+      .poll(
+        async () =>
+          Number(
+            (
+              await db.sql`select count(*)::int as n from notifier.deliveries where state = 'delivered' and request_id = any(${ids})`
+            )[0]!.n,
+          ),
+        { timeout: 30_000, interval: 250 },
+      )
       .toBe(REQUESTS);
 
     for (const id of ids) {
@@ -79,7 +102,8 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
       for (const a of arrivals) new Webhook(acct.webhook_secret).verify(a.body, a.headers as Record<string, string>);
     }
     // The last arrival of each was answered 200 (the receiver stopped failing before the new notifier started).
-    const statuses = await db.sql`select d.request_id, bool_or(a.status_code = 200) as ok from notifier.deliveries d join notifier.attempts a using (webhook_id) where d.request_id = any(${ids}) group by d.request_id`;
+    const statuses =
+      await db.sql`select d.request_id, bool_or(a.status_code = 200) as ok from notifier.deliveries d join notifier.attempts a using (webhook_id) where d.request_id = any(${ids}) group by d.request_id`;
     expect(statuses.filter((s) => s.ok)).toHaveLength(REQUESTS);
   }, 90_000);
 
@@ -90,7 +114,12 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
     const acct = await api.newAccount();
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const r = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: `Shared ${i}`, amount: 1, callback_url: `${receiver.origin}/hook` });
+      const r = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'purchase',
+        title: `Shared ${i}`,
+        amount: 1,
+        callback_url: `${receiver.origin}/hook`,
+      });
       ids.push(r.body.id);
     }
     await Promise.all(ids.map((id) => api.device(acct.device_id).post(`/actions/${id}/approve`)));
@@ -98,7 +127,8 @@ describe.skipIf(skip)(`webhooks survive kill -9 of the notifier${skip ? ` (skipp
     await expect.poll(() => ids.every((id) => attemptsFor(id).length > 0), { timeout: 15_000 }).toBe(true);
     await new Promise((r) => setTimeout(r, 500));
     for (const id of ids) expect(attemptsFor(id)).toHaveLength(1);
-    const deliveredBy = (child: typeof second) => ids.filter((id) => stack.outputOf(child).includes(`"request_id":"${id}","attempt":1,"status":200`)).length;
+    const deliveredBy = (child: typeof second) =>
+      ids.filter((id) => stack.outputOf(child).includes(`"request_id":"${id}","attempt":1,"status":200`)).length;
     expect(deliveredBy(first!) + deliveredBy(second)).toBe(40);
     expect(deliveredBy(first!)).toBeGreaterThan(0);
     expect(deliveredBy(second)).toBeGreaterThan(0);

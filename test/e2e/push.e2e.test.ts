@@ -16,7 +16,10 @@ const modes: Array<{ mode: StackMode; skip: string | false }> = [
 function subscription(endpoint: string) {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
-  return { endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } };
+  return {
+    endpoint,
+    keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') },
+  };
 }
 
 for (const { mode, skip } of modes) {
@@ -32,10 +35,21 @@ for (const { mode, skip } of modes) {
       const cert = selfSignedCert();
       const caFile = trustFile(cert);
       // Answers like a push service: 201 Created, or 410 Gone for a subscription that no longer exists.
-      pushService = await startUpstream({ tls: cert, handler: (req, res) => void res.writeHead(req.url.startsWith('/gone') ? 410 : 201).end() });
+      pushService = await startUpstream({
+        tls: cert,
+        handler: (req, res) => void res.writeHead(req.url.startsWith('/gone') ? 410 : 201).end(),
+      });
       stack = await startStack({
-        mode, databaseUrl: db.url, natsUrl, name: 'push',
-        env: { NODE_EXTRA_CA_CERTS: caFile, VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, VAPID_SUBJECT: 'mailto:ops@example.com' },
+        mode,
+        databaseUrl: db.url,
+        natsUrl,
+        name: 'push',
+        env: {
+          NODE_EXTRA_CA_CERTS: caFile,
+          VAPID_PUBLIC_KEY: vapid.publicKey,
+          VAPID_PRIVATE_KEY: vapid.privateKey,
+          VAPID_SUBJECT: 'mailto:ops@example.com',
+        },
       });
       api = apiClient(stack.baseUrl);
     });
@@ -48,18 +62,26 @@ for (const { mode, skip } of modes) {
     it('pushes a VAPID-signed, encrypted notice to every subscription of the account for a new pending request', async () => {
       const acct = await api.newAccount();
       const device = api.device(acct.device_id);
-      expect((await device.get('/device/push-config')).body).toEqual({ provider: 'web_push', vapid_public_key: vapid.publicKey });
-      const sub = await device.post('/device/push-subscriptions', subscription(`${pushService.origin}/push/${acct.account_id}`));
+      expect((await device.get('/device/push-config')).body).toEqual({
+        provider: 'web_push',
+        vapid_public_key: vapid.publicKey,
+      });
+      const sub = await device.post(
+        '/device/push-subscriptions',
+        subscription(`${pushService.origin}/push/${acct.account_id}`),
+      );
       expect(sub.status).toBe(200);
 
-      await api.agent(acct.api_key).post('/actions', { action_type: 'legal', title: 'Sign the lease', risk_level: 'high' });
+      await api
+        .agent(acct.api_key)
+        .post('/actions', { action_type: 'legal', title: 'Sign the lease', risk_level: 'high' });
       const mine = () => pushService.seen.filter((r) => r.url === `/push/${acct.account_id}`);
       await expect.poll(() => mine().length, { timeout: 10_000 }).toBe(1);
       const push = mine()[0]!;
       expect(push.method).toBe('POST');
       expect(push.headers['content-encoding']).toBe('aes128gcm');
-      expect(push.headers['ttl']).toBe('300');
-      const auth = String(push.headers['authorization']);
+      expect(push.headers.ttl).toBe('300');
+      const auth = String(push.headers.authorization);
       expect(auth).toMatch(/^vapid t=[\w-]+\.[\w-]+\.[\w-]+, k=/);
       expect(auth.split('k=')[1]).toBe(vapid.publicKey);
       const claims = JSON.parse(Buffer.from(auth.slice('vapid t='.length).split('.')[1]!, 'base64url').toString());
@@ -73,12 +95,27 @@ for (const { mode, skip } of modes) {
       await device.post('/device/push-subscriptions', subscription(`${pushService.origin}/gone/${acct.account_id}`));
       await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post it' });
       await expect
-        .poll(async () => Number((await db.sql`select count(*)::int as n from notifier.push_subscriptions where account_id = ${acct.account_id}`)[0]!.n), { timeout: 10_000 })
+        .poll(
+          async () =>
+            Number(
+              (
+                await db.sql`select count(*)::int as n from notifier.push_subscriptions where account_id = ${acct.account_id}`
+              )[0]!.n,
+            ),
+          { timeout: 10_000 },
+        )
         .toBe(0);
 
       const kept = subscription(`${pushService.origin}/push/${acct.account_id}/kept`);
       await device.post('/device/push-subscriptions', kept);
-      expect((await api.call('DELETE', '/device/push-subscriptions', { body: { endpoint: kept.endpoint }, headers: { 'x-device-id': acct.device_id } })).body).toEqual({ deleted: true });
+      expect(
+        (
+          await api.call('DELETE', '/device/push-subscriptions', {
+            body: { endpoint: kept.endpoint },
+            headers: { 'x-device-id': acct.device_id },
+          })
+        ).body,
+      ).toEqual({ deleted: true });
       await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post again' });
       await new Promise((r) => setTimeout(r, 700));
       expect(pushService.seen.filter((r) => r.url.endsWith('/kept'))).toHaveLength(0);

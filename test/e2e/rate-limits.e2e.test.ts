@@ -9,7 +9,12 @@ const modes: Array<{ mode: StackMode; skip: string | false }> = [
   { mode: 'processes', skip: natsUrl ? false : 'no NATS server reachable and no Docker' },
   { mode: 'all-in-one', skip: false },
 ];
-const SPEC_LIMITS = { RATE_LIMIT_WINDOW_SECONDS: '60', RATE_LIMIT_AGENT: '120', RATE_LIMIT_DEVICE: '60', RATE_LIMIT_IP: '10' };
+const SPEC_LIMITS = {
+  RATE_LIMIT_WINDOW_SECONDS: '60',
+  RATE_LIMIT_AGENT: '120',
+  RATE_LIMIT_DEVICE: '60',
+  RATE_LIMIT_IP: '10',
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function expectHeaders(r: Reply, limit: number) {
@@ -59,7 +64,13 @@ for (const { mode, skip } of modes) {
       expectHeaders(bad, 120);
       expect(bad.headers.get('x-ratelimit-remaining')).toBe('118');
 
-      const burst = await Promise.all(Array.from({ length: 130 }, (_, i) => (i % 2 ? two : one).agent(acct.api_key).post('/actions', { action_type: 'purchase', title: `p${i}`, amount: 1 })));
+      const burst = await Promise.all(
+        Array.from({ length: 130 }, (_, i) =>
+          (i % 2 ? two : one)
+            .agent(acct.api_key)
+            .post('/actions', { action_type: 'purchase', title: `p${i}`, amount: 1 }),
+        ),
+      );
       const ok = burst.filter((r) => r.status === 200);
       expect(ok).toHaveLength(118);
       const limited = burst.filter((r) => r.status === 429);
@@ -71,7 +82,9 @@ for (const { mode, skip } of modes) {
       expect429(await two.agent(acct.api_key).get('/actions'), 120);
       // The agent client library surfaces it as a typed error carrying Retry-After.
       const client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl, maxRetries: 0 });
-      const err = await client.requestAction({ action_type: 'purchase', title: 'one more', amount: 1 }).catch((e: unknown) => e);
+      const err = await client
+        .requestAction({ action_type: 'purchase', title: 'one more', amount: 1 })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RateLimitedError);
       expect((err as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
       const pending = await two.device(acct.device_id).get('/pending');
@@ -81,7 +94,9 @@ for (const { mode, skip } of modes) {
 
     it('devices: 60 requests a minute per device across both gateways', async () => {
       const acct = await two.newAccount(); // 2 of the IP's 10
-      const burst = await Promise.all(Array.from({ length: 70 }, (_, i) => (i % 2 ? two : one).device(acct.device_id).get('/pending')));
+      const burst = await Promise.all(
+        Array.from({ length: 70 }, (_, i) => (i % 2 ? two : one).device(acct.device_id).get('/pending')),
+      );
       expect(burst.filter((r) => r.status === 200)).toHaveLength(60);
       const limited = burst.filter((r) => r.status === 429);
       expect(limited).toHaveLength(10);
@@ -92,7 +107,11 @@ for (const { mode, skip } of modes) {
       const unknown = await one.call('GET', '/no-such-route'); // 3 of 10
       expect(unknown.status).toBe(404);
       expectHeaders(unknown, 10);
-      const attempts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? two : one).agent('aa_notakey_000000000000000000000000000000000').get('/actions')));
+      const attempts = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? two : one).agent('aa_notakey_000000000000000000000000000000000').get('/actions'),
+        ),
+      );
       const unauthorized = attempts.filter((r) => r.status === 401);
       expect(unauthorized).toHaveLength(7);
       for (const r of unauthorized) expectHeaders(r, 10);
@@ -114,7 +133,13 @@ describe('sliding window at a boundary, trusted proxy (all-in-one, 2 s window, 5
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    stack = await startStack({ mode: 'all-in-one', databaseUrl: db.url, natsUrl, name: 'rate-window', env: { RATE_LIMIT_WINDOW_SECONDS: '2', RATE_LIMIT_DEVICE: '5', RATE_LIMIT_IP: '3', TRUST_PROXY: '127.0.0.1' } });
+    stack = await startStack({
+      mode: 'all-in-one',
+      databaseUrl: db.url,
+      natsUrl,
+      name: 'rate-window',
+      env: { RATE_LIMIT_WINDOW_SECONDS: '2', RATE_LIMIT_DEVICE: '5', RATE_LIMIT_IP: '3', TRUST_PROXY: '127.0.0.1' },
+    });
     api = apiClient(stack.baseUrl);
   });
   afterAll(async () => {

@@ -26,9 +26,21 @@ for (const { mode, skip } of modes) {
     beforeAll(async () => {
       db = await createTestDatabase();
       const cert = selfSignedCert();
-      upstream = await startUpstream({ tls: cert, handler: (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ echoed: req.headers.authorization ?? null })) });
+      upstream = await startUpstream({
+        tls: cert,
+        handler: (req, res) =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ echoed: req.headers.authorization ?? null })),
+      });
       const caFile = trustFile(cert);
-      stack = await startStack({ mode, databaseUrl: db.url, natsUrl, name: 'secrets', env: { LOG_LEVEL: 'debug', NODE_EXTRA_CA_CERTS: caFile, VAULT_EXTRA_CA_CERTS: caFile } });
+      stack = await startStack({
+        mode,
+        databaseUrl: db.url,
+        natsUrl,
+        name: 'secrets',
+        env: { LOG_LEVEL: 'debug', NODE_EXTRA_CA_CERTS: caFile, VAULT_EXTRA_CA_CERTS: caFile },
+      });
       api = apiClient(stack.baseUrl);
     });
     afterAll(async () => {
@@ -41,29 +53,55 @@ for (const { mode, skip } of modes) {
       const acct = await api.newAccount();
       Object.assign(secrets, { api_key: acct.api_key, device_id: acct.device_id, webhook_secret: acct.webhook_secret });
       const device = api.device(acct.device_id);
-      const agent = (await device.post('/agents', { name: 'second bot' })).body as { api_key: string; webhook_secret: string };
+      const agent = (await device.post('/agents', { name: 'second bot' })).body as {
+        api_key: string;
+        webhook_secret: string;
+      };
       Object.assign(secrets, { second_api_key: agent.api_key, second_webhook_secret: agent.webhook_secret });
 
       // Failed logins with near-misses of real secrets must not echo what was sent either.
-      const nearKey = acct.api_key.slice(0, -4) + 'zzzz';
-      const nearDevice = acct.device_id.slice(0, -4) + 'zzzz';
+      const nearKey = `${acct.api_key.slice(0, -4)}zzzz`;
+      const nearDevice = `${acct.device_id.slice(0, -4)}zzzz`;
       Object.assign(secrets, { near_api_key: nearKey, near_device_id: nearDevice });
       expect((await api.agent(nearKey).get('/actions')).status).toBe(401);
       expect((await api.device(nearDevice).get('/pending')).status).toBe(401);
 
       const totp = (await device.post('/totp/enroll')).body as { secret: string; otpauth_url: string };
       secrets.totp_secret = totp.secret;
-      const created = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'lamp', amount: 5, callback_url: `${upstream.origin}/hook` });
+      const created = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'purchase',
+        title: 'lamp',
+        amount: 5,
+        callback_url: `${upstream.origin}/hook`,
+      });
       const code = await generate({ secret: totp.secret });
-      expect((await device.post(`/actions/${created.body.id}/approve`, { totp_code: code })).body.resolved_by).toBe('totp');
+      expect((await device.post(`/actions/${created.body.id}/approve`, { totp_code: code })).body.resolved_by).toBe(
+        'totp',
+      );
       await expect.poll(() => upstream.seen.filter((r) => r.url === '/hook').length, { timeout: 10_000 }).toBe(1);
       const hook = upstream.seen.find((r) => r.url === '/hook')!;
-      expect(() => new Webhook(acct.webhook_secret).verify(hook.body, hook.headers as Record<string, string>)).not.toThrow();
+      expect(() =>
+        new Webhook(acct.webhook_secret).verify(hook.body, hook.headers as Record<string, string>),
+      ).not.toThrow();
 
       secrets.credential = 'cred-value-Zq8xV3nP0-very-secret';
-      expect((await device.post('/vault/credentials', { service_name: 'api', credential_value: secrets.credential, allowed_hosts: ['127.0.0.1'] })).status).toBe(200);
-      const call = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'call', metadata: { vault_execute: true, service_name: 'api', method: 'GET', url: `${upstream.origin}/me` } });
-      expect((await device.post(`/actions/${call.body.id}/approve`, { content_hash: call.body.content_hash })).status).toBe(200);
+      expect(
+        (
+          await device.post('/vault/credentials', {
+            service_name: 'api',
+            credential_value: secrets.credential,
+            allowed_hosts: ['127.0.0.1'],
+          })
+        ).status,
+      ).toBe(200);
+      const call = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'system',
+        title: 'call',
+        metadata: { vault_execute: true, service_name: 'api', method: 'GET', url: `${upstream.origin}/me` },
+      });
+      expect(
+        (await device.post(`/actions/${call.body.id}/approve`, { content_hash: call.body.content_hash })).status,
+      ).toBe(200);
       const executed = await api.agent(acct.api_key).post(`/vault/execute/${call.body.id}`);
       expect(executed.status).toBe(200);
       expect(upstream.seen.find((r) => r.url === '/me')!.headers.authorization).toBe(`Bearer ${secrets.credential}`);

@@ -54,7 +54,10 @@ for (const { mode, skip } of modes) {
       http = await startUpstream({ handler: upstreamHandler });
       db = await createTestDatabase();
       stack = await startStack({
-        mode, databaseUrl: db.url, natsUrl, name: 'vault',
+        mode,
+        databaseUrl: db.url,
+        natsUrl,
+        name: 'vault',
         env: {
           // 127.0.0.1 is the development host; localhost deliberately is not, so its loopback address is refused.
           ALLOW_INSECURE_HOSTS: '127.0.0.1',
@@ -82,11 +85,20 @@ for (const { mode, skip } of modes) {
     };
 
     /** Agent asks, device approves with the hash it was shown: the approved request's id. */
-    const approvedCall = async (call: { service_name: string; method: string; url: string; headers?: Record<string, string>; body?: string }, apiKey = acct.api_key) => {
-      const created = await api.agent(apiKey).post('/actions', { action_type: 'system', title: `call ${call.service_name}`, metadata: { vault_execute: true, ...call } });
+    const approvedCall = async (
+      call: { service_name: string; method: string; url: string; headers?: Record<string, string>; body?: string },
+      apiKey = acct.api_key,
+    ) => {
+      const created = await api.agent(apiKey).post('/actions', {
+        action_type: 'system',
+        title: `call ${call.service_name}`,
+        metadata: { vault_execute: true, ...call },
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       expect(created.body.content_hash).toBe(vaultContentHash(call));
-      const approved = await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
+      const approved = await api
+        .device(acct.device_id)
+        .post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
       expect(approved.status, JSON.stringify(approved.body)).toBe(200);
       return created.body.id as string;
     };
@@ -97,15 +109,29 @@ for (const { mode, skip } of modes) {
     it('stores credentials without ever returning their values; 409 on a duplicate, 404 on a missing one', async () => {
       const device = api.device(acct.device_id);
       const created = await device.post('/vault/credentials', {
-        service_name: 'crud-test', credential_value: secret, auth_type: 'api_key', auth_header: 'X-Api-Key',
-        allowed_hosts: ['API.Example.com'], description: 'test',
+        service_name: 'crud-test',
+        credential_value: secret,
+        auth_type: 'api_key',
+        auth_header: 'X-Api-Key',
+        allowed_hosts: ['API.Example.com'],
+        description: 'test',
       });
       expect(created.status).toBe(200);
-      expect(created.body).toMatchObject({ service_name: 'crud-test', auth_type: 'api_key', auth_header: 'X-Api-Key', allowed_hosts: ['api.example.com'], description: 'test' });
+      expect(created.body).toMatchObject({
+        service_name: 'crud-test',
+        auth_type: 'api_key',
+        auth_header: 'X-Api-Key',
+        allowed_hosts: ['api.example.com'],
+        description: 'test',
+      });
       expect(created.body.credential_id).toMatch(/^cred_/);
       expect(JSON.stringify(created.body)).not.toContain(secret);
 
-      const dup = await device.post('/vault/credentials', { service_name: 'crud-test', credential_value: 'other', allowed_hosts: ['a.example'] });
+      const dup = await device.post('/vault/credentials', {
+        service_name: 'crud-test',
+        credential_value: 'other',
+        allowed_hosts: ['a.example'],
+      });
       expect(dup.status).toBe(409);
       expect(dup.body.detail).toMatch(/already exists/);
 
@@ -116,10 +142,18 @@ for (const { mode, skip } of modes) {
 
       const services = await api.agent(acct.api_key).get('/vault/services');
       expect(services.status).toBe(200);
-      expect(services.body.services).toContainEqual({ service_name: 'crud-test', auth_type: 'api_key', allowed_hosts: ['api.example.com'], description: 'test' });
+      expect(services.body.services).toContainEqual({
+        service_name: 'crud-test',
+        auth_type: 'api_key',
+        allowed_hosts: ['api.example.com'],
+        description: 'test',
+      });
       expect(JSON.stringify(services.body)).not.toContain(secret);
 
-      expect((await device.delete(`/vault/credentials/${created.body.credential_id}`)).body).toEqual({ deleted: true, id: created.body.credential_id });
+      expect((await device.delete(`/vault/credentials/${created.body.credential_id}`)).body).toEqual({
+        deleted: true,
+        id: created.body.credential_id,
+      });
       expect((await device.delete(`/vault/credentials/${created.body.credential_id}`)).status).toBe(404);
       expect((await device.get('/vault/credentials')).body.credentials).toEqual([]);
     });
@@ -129,53 +163,98 @@ for (const { mode, skip } of modes) {
       const noHosts = await device.post('/vault/credentials', { service_name: 's', credential_value: 'v' });
       expect(noHosts.status).toBe(400);
       expect(noHosts.body.detail).toMatch(/^allowed_hosts/);
-      const badHost = await device.post('/vault/credentials', { service_name: 's', credential_value: 'v', allowed_hosts: ['https://x.com/path'] });
+      const badHost = await device.post('/vault/credentials', {
+        service_name: 's',
+        credential_value: 'v',
+        allowed_hosts: ['https://x.com/path'],
+      });
       expect(badHost.body.detail).toMatch(/^allowed_hosts\.0/);
-      const badType = await device.post('/vault/credentials', { service_name: 's', credential_value: 'v', allowed_hosts: ['x.com'], auth_type: 'oauth' });
+      const badType = await device.post('/vault/credentials', {
+        service_name: 's',
+        credential_value: 'v',
+        allowed_hosts: ['x.com'],
+        auth_type: 'oauth',
+      });
       expect(badType.body.detail).toMatch(/^auth_type/);
-      const hostHeader = await device.post('/vault/credentials', { service_name: 's', credential_value: 'v', allowed_hosts: ['x.com'], auth_type: 'custom', auth_header: 'Host' });
+      const hostHeader = await device.post('/vault/credentials', {
+        service_name: 's',
+        credential_value: 'v',
+        allowed_hosts: ['x.com'],
+        auth_type: 'custom',
+        auth_header: 'Host',
+      });
       expect(hostHeader.body.detail).toMatch(/^auth_header/);
       expect((await api.agent(acct.api_key).get('/vault/credentials')).status).toBe(401);
       expect((await api.device(acct.device_id).get('/vault/services')).status).toBe(401);
 
       const other = await api.newAccount();
-      const theirs = await api.device(other.device_id).post('/vault/credentials', { service_name: 'theirs', credential_value: 'v', allowed_hosts: ['x.com'] });
+      const theirs = await api
+        .device(other.device_id)
+        .post('/vault/credentials', { service_name: 'theirs', credential_value: 'v', allowed_hosts: ['x.com'] });
       expect((await device.delete(`/vault/credentials/${theirs.body.credential_id}`)).status).toBe(404);
-      expect((await api.agent(acct.api_key).get('/vault/services')).body.services.map((s: { service_name: string }) => s.service_name)).not.toContain('theirs');
+      expect(
+        (await api.agent(acct.api_key).get('/vault/services')).body.services.map(
+          (s: { service_name: string }) => s.service_name,
+        ),
+      ).not.toContain('theirs');
     });
 
     it('needs the matching content_hash to approve a vault request, and shows it in /pending', async () => {
       const call = { service_name: 'whatever', method: 'get', url: `${https.origin}/x` };
-      const created = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 't', metadata: { vault_execute: true, ...call } });
+      const created = await api
+        .agent(acct.api_key)
+        .post('/actions', { action_type: 'system', title: 't', metadata: { vault_execute: true, ...call } });
       expect(created.body.content_hash).toBe(vaultContentHash(call));
       const pending = await api.device(acct.device_id).get('/pending');
-      expect(pending.body.requests.find((r: { id: string }) => r.id === created.body.id).content_hash).toBe(created.body.content_hash);
+      expect(pending.body.requests.find((r: { id: string }) => r.id === created.body.id).content_hash).toBe(
+        created.body.content_hash,
+      );
       const device = api.device(acct.device_id);
       expect((await device.post(`/actions/${created.body.id}/approve`, {})).status).toBe(403);
       const wrong = await device.post(`/actions/${created.body.id}/approve`, { content_hash: 'a'.repeat(64) });
       expect(wrong.status).toBe(403);
       expect(wrong.body.detail).toMatch(/content hash mismatch/);
-      expect((await device.post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash.toUpperCase() })).status).toBe(200);
+      expect(
+        (
+          await device.post(`/actions/${created.body.id}/approve`, {
+            content_hash: created.body.content_hash.toUpperCase(),
+          })
+        ).status,
+      ).toBe(200);
     });
 
     it('refuses a vault request whose method or headers could never be sent, naming the field', async () => {
-      const ask = (extra: Record<string, unknown>) => api.agent(acct.api_key).post('/actions', {
-        action_type: 'system', title: 'bad', metadata: { vault_execute: true, service_name: 's', method: 'GET', url: `${https.origin}/`, ...extra },
-      });
+      const ask = (extra: Record<string, unknown>) =>
+        api.agent(acct.api_key).post('/actions', {
+          action_type: 'system',
+          title: 'bad',
+          metadata: { vault_execute: true, service_name: 's', method: 'GET', url: `${https.origin}/`, ...extra },
+        });
       const split = await ask({ headers: { 'X-A': 'a\r\nX-Injected: 1' } });
       expect(split.status).toBe(400);
       expect(split.body.detail).toMatch(/^metadata\.headers\.X-A/);
       expect((await ask({ headers: { 'Bad Name': 'x' } })).body.detail).toMatch(/^metadata\.headers/);
       expect((await ask({ method: 'CONNECT' })).body.detail).toMatch(/^metadata\.method/);
       expect((await ask({ url: 'ftp://example.com/' })).body.detail).toMatch(/^metadata\.url/);
-      expect((await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'x', metadata: { vault_execute: true, service_name: 's', method: 'GET', url: 'https://a.example/' } })).body.detail).toMatch(/^action_type/);
+      expect(
+        (
+          await api.agent(acct.api_key).post('/actions', {
+            action_type: 'purchase',
+            title: 'x',
+            metadata: { vault_execute: true, service_name: 's', method: 'GET', url: 'https://a.example/' },
+          })
+        ).body.detail,
+      ).toMatch(/^action_type/);
     });
 
-    it('bearer: injects the credential over HTTPS, overrides the agent\'s own Authorization, redacts the echo, runs once', async () => {
+    it("bearer: injects the credential over HTTPS, overrides the agent's own Authorization, redacts the echo, runs once", async () => {
       await storeCredential({ service_name: 'bearer-api', allowed_hosts: ['127.0.0.1'] });
       const id = await approvedCall({
-        service_name: 'bearer-api', method: 'POST', url: `${https.origin}/v1/things?q=1`,
-        headers: { Authorization: 'Bearer agent-chosen', 'X-Trace': 'abc', 'Content-Type': 'application/json' }, body: '{"n":1}',
+        service_name: 'bearer-api',
+        method: 'POST',
+        url: `${https.origin}/v1/things?q=1`,
+        headers: { Authorization: 'Bearer agent-chosen', 'X-Trace': 'abc', 'Content-Type': 'application/json' },
+        body: '{"n":1}',
       });
       const before = https.seen.length;
       const r = await execute(id);
@@ -189,7 +268,7 @@ for (const { mode, skip } of modes) {
       expect(r.body.status_code).toBe(200);
       expect(r.body.headers['content-type']).toBe('application/json');
       expect(r.body.headers['x-echo-authorization']).toBe('Bearer [redacted]');
-      expect(r.body.headers['connection']).toBeUndefined();
+      expect(r.body.headers.connection).toBeUndefined();
       expect(r.body.headers['keep-alive']).toBeUndefined();
       const echoed = JSON.parse(r.body.body);
       expect(echoed.headers.authorization).toBe('Bearer [redacted]');
@@ -201,28 +280,63 @@ for (const { mode, skip } of modes) {
       expect(https.seen.length).toBe(before + 1);
 
       const audit = await auditOf(id);
-      expect(audit.map((a) => a.event)).toEqual(['created', 'approved', 'execution_started', 'executed', 'execution_refused']);
-      expect(audit[3]).toMatchObject({ actor: `agent:${acct.agent_id}`, detail: { target_host: '127.0.0.1', status_code: 200 } });
+      expect(audit.map((a) => a.event)).toEqual([
+        'created',
+        'approved',
+        'execution_started',
+        'executed',
+        'execution_refused',
+      ]);
+      expect(audit[3]).toMatchObject({
+        actor: `agent:${acct.agent_id}`,
+        detail: { target_host: '127.0.0.1', status_code: 200 },
+      });
       expect(audit[4]!.detail).toMatchObject({ status: 409 });
     });
 
     it('api_key, basic and custom: each header as the upstream sees it; the agent cannot set the credential header', async () => {
-      await storeCredential({ service_name: 'key-api', auth_type: 'api_key', auth_header: 'X-Api-Key', allowed_hosts: ['127.0.0.1'] });
+      await storeCredential({
+        service_name: 'key-api',
+        auth_type: 'api_key',
+        auth_header: 'X-Api-Key',
+        allowed_hosts: ['127.0.0.1'],
+      });
       await storeCredential({ service_name: 'basic-api', auth_type: 'basic', allowed_hosts: ['127.0.0.1'] });
-      await storeCredential({ service_name: 'custom-api', auth_type: 'custom', auth_header: 'X-Custom-Auth', allowed_hosts: ['127.0.0.1'] });
+      await storeCredential({
+        service_name: 'custom-api',
+        auth_type: 'custom',
+        auth_header: 'X-Custom-Auth',
+        allowed_hosts: ['127.0.0.1'],
+      });
 
-      const key = await execute(await approvedCall({ service_name: 'key-api', method: 'GET', url: `${https.origin}/k`, headers: { 'x-api-key': 'agent-chosen' } }));
+      const key = await execute(
+        await approvedCall({
+          service_name: 'key-api',
+          method: 'GET',
+          url: `${https.origin}/k`,
+          headers: { 'x-api-key': 'agent-chosen' },
+        }),
+      );
       expect(key.status, JSON.stringify(key.body)).toBe(200);
       expect(https.seen.at(-1)!.headers['x-api-key']).toBe(secret);
       expect(https.seen.at(-1)!.headers.authorization).toBeUndefined();
 
-      const basic = await execute(await approvedCall({ service_name: 'basic-api', method: 'GET', url: `${http.origin}/b` }));
+      const basic = await execute(
+        await approvedCall({ service_name: 'basic-api', method: 'GET', url: `${http.origin}/b` }),
+      );
       expect(basic.status, JSON.stringify(basic.body)).toBe(200);
       expect(http.seen.at(-1)!.headers.authorization).toBe(`Basic ${secretBase64}`);
       expect(basic.body.headers['x-echo-authorization']).toBe('Basic [redacted]');
       expect(basic.body.body).not.toContain(secretBase64);
 
-      const custom = await execute(await approvedCall({ service_name: 'custom-api', method: 'DELETE', url: `${http.origin}/c/1`, headers: { 'X-CUSTOM-AUTH': 'agent-chosen' } }));
+      const custom = await execute(
+        await approvedCall({
+          service_name: 'custom-api',
+          method: 'DELETE',
+          url: `${http.origin}/c/1`,
+          headers: { 'X-CUSTOM-AUTH': 'agent-chosen' },
+        }),
+      );
       expect(custom.status, JSON.stringify(custom.body)).toBe(200);
       expect(http.seen.at(-1)!.method).toBe('DELETE');
       expect(http.seen.at(-1)!.headers['x-custom-auth']).toBe(secret);
@@ -238,7 +352,10 @@ for (const { mode, skip } of modes) {
       expect(r.status).toBe(403);
       expect(r.body.detail).toMatch(/content hash mismatch/);
       expect(https.seen.length).toBe(before);
-      expect((await auditOf(id)).at(-1)).toMatchObject({ event: 'execution_refused', detail: { error_status: 403 } });
+      expect((await auditOf(id)).slice(-2)).toMatchObject([
+        { event: 'execution_refused', detail: { error_status: 403 } },
+        { event: 'execution_released' },
+      ]);
     });
 
     it('refuses a host outside allowed_hosts (403) without calling it', async () => {
@@ -249,13 +366,55 @@ for (const { mode, skip } of modes) {
       expect(r.status).toBe(403);
       expect(r.body.detail).toMatch(/not in the allowed_hosts/);
       expect(https.seen.length).toBe(before);
-      expect((await auditOf(id)).at(-1)).toMatchObject({ event: 'execution_refused', detail: { target_host: '127.0.0.1', error_status: 403 } });
+      expect((await auditOf(id)).slice(-2)).toMatchObject([
+        { event: 'execution_refused', detail: { target_host: '127.0.0.1', error_status: 403 } },
+        { event: 'execution_released' },
+      ]);
+    });
+
+    it('leaves the approval usable after a refusal before the upstream is contacted, and uses it once called', async () => {
+      // Unknown service, and a service name with a line break: the real 404 arrives at once, the request stays approved.
+      const id = await approvedCall({ service_name: 'later-api', method: 'GET', url: `${https.origin}/later` });
+      expect(await execute(id)).toMatchObject({
+        status: 404,
+        body: { detail: "Credential for service 'later-api' not found" },
+      });
+      const odd = await approvedCall({ service_name: 'odd\napi', method: 'GET', url: `${https.origin}/odd` });
+      expect(await execute(odd)).toMatchObject({
+        status: 404,
+        body: { detail: "Credential for service 'odd\\napi' not found", code: 'service_credential_not_found' },
+      });
+      expect(await execute(odd)).toMatchObject({ status: 404 });
+      // Host not allowed: 403, still approved; fixed by storing the credential again with the host allowed.
+      const narrow = await storeCredential({ service_name: 'later-api', allowed_hosts: ['api.example.com'] });
+      expect((await execute(id)).status).toBe(403);
+      expect((await api.device(acct.device_id).delete(`/vault/credentials/${narrow.credential_id}`)).status).toBe(200);
+      await storeCredential({ service_name: 'later-api', allowed_hosts: ['127.0.0.1'] });
+      const before = https.seen.length;
+      expect((await execute(id)).status).toBe(200);
+      expect(https.seen.length).toBe(before + 1);
+      expect((await execute(id)).status).toBe(409);
+      expect((await auditOf(id)).map((a) => a.event)).toEqual([
+        'created',
+        'approved',
+        'execution_started',
+        'execution_refused',
+        'execution_released',
+        'execution_started',
+        'execution_refused',
+        'execution_released',
+        'execution_started',
+        'executed',
+        'execution_refused',
+      ]);
     });
 
     it('returns a redirect to a private address instead of following it', async () => {
       await storeCredential({ service_name: 'redirect-api', allowed_hosts: ['127.0.0.1'] });
       const before = http.seen.length;
-      const r = await execute(await approvedCall({ service_name: 'redirect-api', method: 'GET', url: `${http.origin}/redirect` }));
+      const r = await execute(
+        await approvedCall({ service_name: 'redirect-api', method: 'GET', url: `${http.origin}/redirect` }),
+      );
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.status_code).toBe(302);
       expect(r.body.headers.location).toBe('http://169.254.169.254/latest/meta-data/iam/');
@@ -265,44 +424,63 @@ for (const { mode, skip } of modes) {
     it('refuses a name that resolves to 127.0.0.1 when only the IP is a development host, and plain http to it', async () => {
       await storeCredential({ service_name: 'local-api', allowed_hosts: ['localhost'] });
       const before = https.seen.length;
-      const r = await execute(await approvedCall({ service_name: 'local-api', method: 'GET', url: `https://localhost:${https.port}/l` }));
+      const r = await execute(
+        await approvedCall({ service_name: 'local-api', method: 'GET', url: `https://localhost:${https.port}/l` }),
+      );
       expect(r.status).toBe(403);
       expect(r.body.detail).toMatch(/localhost resolves to a loopback address/);
       expect(https.seen.length).toBe(before);
-      const plain = await execute(await approvedCall({ service_name: 'local-api', method: 'GET', url: `http://localhost:${http.port}/l` }));
+      const plain = await execute(
+        await approvedCall({ service_name: 'local-api', method: 'GET', url: `http://localhost:${http.port}/l` }),
+      );
       expect(plain.status).toBe(403);
       expect(plain.body.detail).toMatch(/https/);
     });
 
     it('answers 502 for an oversize response, a slow upstream and an unreachable one', async () => {
       await storeCredential({ service_name: 'bad-api', allowed_hosts: ['127.0.0.1'] });
-      const big = await execute(await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${https.origin}/big` }));
+      const big = await execute(
+        await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${https.origin}/big` }),
+      );
       expect(big.status).toBe(502);
       expect(big.body.detail).toMatch(/too large/);
       const slowId = await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${https.origin}/slow` });
       const slow = await execute(slowId);
       expect(slow.status).toBe(502);
       expect(slow.body.detail).toMatch(/time-out/);
-      expect((await auditOf(slowId)).at(-1)).toMatchObject({ event: 'execution_failed', detail: { target_host: '127.0.0.1', error_status: 502 } });
+      expect((await auditOf(slowId)).at(-1)).toMatchObject({
+        event: 'execution_failed',
+        detail: { target_host: '127.0.0.1', error_status: 502 },
+      });
       const closed = await startUpstream({ handler: () => {} });
       await closed.close();
-      const down = await execute(await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${closed.origin}/` }));
+      const down = await execute(
+        await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${closed.origin}/` }),
+      );
       expect(down.status).toBe(502);
       expect((await execute(slowId)).status).toBe(409);
     });
 
-    it('executes only the agent\'s own approved vault requests', async () => {
+    it("executes only the agent's own approved vault requests", async () => {
       await storeCredential({ service_name: 'own-api', allowed_hosts: ['127.0.0.1'] });
       const id = await approvedCall({ service_name: 'own-api', method: 'GET', url: `${http.origin}/o` });
-      const other = (await api.device(acct.device_id).post('/agents', { name: 'other agent' })).body as { api_key: string };
+      const other = (await api.device(acct.device_id).post('/agents', { name: 'other agent' })).body as {
+        api_key: string;
+      };
       expect((await execute(id, other.api_key)).status).toBe(404);
       expect((await execute('act_doesnotexist', acct.api_key)).status).toBe(404);
 
-      const pending = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'p', metadata: { vault_execute: true, service_name: 'own-api', method: 'GET', url: `${http.origin}/p` } });
+      const pending = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'system',
+        title: 'p',
+        metadata: { vault_execute: true, service_name: 'own-api', method: 'GET', url: `${http.origin}/p` },
+      });
       const notYet = await execute(pending.body.id);
       expect(notYet.status).toBe(403);
       expect(notYet.body.detail).toMatch(/'pending', not approved/);
-      const plain = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'not a vault call' });
+      const plain = await api
+        .agent(acct.api_key)
+        .post('/actions', { action_type: 'purchase', title: 'not a vault call' });
       await api.device(acct.device_id).post(`/actions/${plain.body.id}/approve`, {});
       expect((await execute(plain.body.id)).status).toBe(400);
       expect((await execute(id)).status).toBe(200);

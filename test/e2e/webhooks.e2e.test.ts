@@ -49,8 +49,16 @@ for (const { mode, skip } of modes) {
       const started = await startReceiver();
       receiver = started.receiver;
       stack = await startStack({
-        mode, databaseUrl: db.url, natsUrl, name: 'webhooks',
-        env: { NODE_EXTRA_CA_CERTS: started.caFile, WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3,0.3', WEBHOOK_TIMEOUT_MS: '3000', SWEEP_INTERVAL_MS: '200' },
+        mode,
+        databaseUrl: db.url,
+        natsUrl,
+        name: 'webhooks',
+        env: {
+          NODE_EXTRA_CA_CERTS: started.caFile,
+          WEBHOOK_RETRY_SCHEDULE: '0.3,0.3,0.3,0.3',
+          WEBHOOK_TIMEOUT_MS: '3000',
+          SWEEP_INTERVAL_MS: '200',
+        },
       });
       api = apiClient(stack.baseUrl);
       acct = await api.newAccount();
@@ -61,7 +69,8 @@ for (const { mode, skip } of modes) {
       await db?.drop();
     });
 
-    const arrivals = (requestId: string): SeenRequest[] => receiver.seen.filter((r) => r.body.includes(`"id":"${requestId}"`));
+    const arrivals = (requestId: string): SeenRequest[] =>
+      receiver.seen.filter((r) => r.body.includes(`"id":"${requestId}"`));
 
     /** Waits for the request's webhook to arrive (2xx path), verifies its signature with the standardwebhooks package. */
     async function verifiedWebhook(requestId: string, secret = acct.webhook_secret) {
@@ -72,12 +81,21 @@ for (const { mode, skip } of modes) {
       expect(String(seen.headers['webhook-id'])).toMatch(/^msg_/);
       expect(Math.abs(Number(seen.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(String(seen.headers['webhook-signature'])).toMatch(/^v1,/);
-      const payload = new Webhook(secret).verify(seen.body, seen.headers as Record<string, string>) as Record<string, unknown>;
+      const payload = new Webhook(secret).verify(seen.body, seen.headers as Record<string, string>) as Record<
+        string,
+        unknown
+      >;
       return { payload, seen };
     }
 
     const create = (body: Record<string, unknown>, apiKey = acct.api_key) =>
-      api.agent(apiKey).post('/actions', { action_type: 'purchase', title: 'Buy a lamp', amount: 42.5, callback_url: `${receiver.origin}/ok`, ...body });
+      api.agent(apiKey).post('/actions', {
+        action_type: 'purchase',
+        title: 'Buy a lamp',
+        amount: 42.5,
+        callback_url: `${receiver.origin}/ok`,
+        ...body,
+      });
 
     it('delivers a signed webhook with the SPEC fields when the device approves', async () => {
       const created = await create({ risk_level: 'high' });
@@ -86,16 +104,32 @@ for (const { mode, skip } of modes) {
       expect(approved.status).toBe(200);
       const { payload } = await verifiedWebhook(created.body.id);
       expect(payload).toEqual({
-        id: created.body.id, status: 'approved', action_type: 'purchase', title: 'Buy a lamp', risk_level: 'high', amount: 42.5,
-        resolved_by: 'biometric', resolved_at: approved.body.resolved_at, created_at: created.body.created_at,
+        id: created.body.id,
+        status: 'approved',
+        action_type: 'purchase',
+        title: 'Buy a lamp',
+        risk_level: 'high',
+        amount: 42.5,
+        resolved_by: 'biometric',
+        resolved_at: approved.body.resolved_at,
+        created_at: created.body.created_at,
+        receipt: approved.body.receipt, // DESIGN 5.2
       });
     });
 
     it('delivers the denial', async () => {
       const created = await create({ amount: null, action_type: 'communication', title: 'Send the memo' });
-      expect((await api.device(acct.device_id).post(`/actions/${created.body.id}/deny`, { reason: 'not now' })).status).toBe(200);
+      expect(
+        (await api.device(acct.device_id).post(`/actions/${created.body.id}/deny`, { reason: 'not now' })).status,
+      ).toBe(200);
       const { payload } = await verifiedWebhook(created.body.id);
-      expect(payload).toMatchObject({ id: created.body.id, status: 'denied', resolved_by: 'user', amount: null, action_type: 'communication' });
+      expect(payload).toMatchObject({
+        id: created.body.id,
+        status: 'denied',
+        resolved_by: 'user',
+        amount: null,
+        action_type: 'communication',
+      });
     });
 
     it('delivers the expiry found by the sweeper, with nobody reading the request', async () => {
@@ -118,7 +152,9 @@ for (const { mode, skip } of modes) {
     });
 
     it('delivers a decision made by a rule at creation', async () => {
-      const rule = await api.device(acct.device_id).post('/rules', { name: 'small scheduling', decision: 'auto_approve', action_type: 'scheduling' });
+      const rule = await api
+        .device(acct.device_id)
+        .post('/rules', { name: 'small scheduling', decision: 'auto_approve', action_type: 'scheduling' });
       expect(rule.status).toBe(200);
       const created = await create({ action_type: 'scheduling', title: 'Book the dentist', amount: null });
       expect(created.body.status).toBe('approved');
@@ -133,7 +169,11 @@ for (const { mode, skip } of modes) {
       const created = await create({ amount: 50 }, other.api_key);
       expect(created.body.status).toBe('denied');
       const { payload } = await verifiedWebhook(created.body.id, other.webhook_secret);
-      expect(payload).toMatchObject({ status: 'denied', amount: 50, resolved_by: `spending_limit:${limit.body.limit_id}` });
+      expect(payload).toMatchObject({
+        status: 'denied',
+        amount: 50,
+        resolved_by: `spending_limit:${limit.body.limit_id}`,
+      });
     });
 
     it('signs with the secret of the agent that asked', async () => {
@@ -141,7 +181,12 @@ for (const { mode, skip } of modes) {
       const created = await create({}, other.body.api_key);
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await verifiedWebhook(created.body.id, other.body.webhook_secret);
-      expect(() => new Webhook(acct.webhook_secret).verify(arrivals(created.body.id)[0]!.body, arrivals(created.body.id)[0]!.headers as Record<string, string>)).toThrow();
+      expect(() =>
+        new Webhook(acct.webhook_secret).verify(
+          arrivals(created.body.id)[0]!.body,
+          arrivals(created.body.id)[0]!.headers as Record<string, string>,
+        ),
+      ).toThrow();
     });
 
     it('retries a failing receiver with the same webhook-id and records every attempt', async () => {
@@ -150,11 +195,23 @@ for (const { mode, skip } of modes) {
       await expect.poll(() => arrivals(created.body.id).length, { timeout: 10_000 }).toBe(3);
       const ids = new Set(arrivals(created.body.id).map((r) => r.headers['webhook-id']));
       expect(ids.size).toBe(1);
-      for (const seen of arrivals(created.body.id)) new Webhook(acct.webhook_secret).verify(seen.body, seen.headers as Record<string, string>);
+      for (const seen of arrivals(created.body.id))
+        new Webhook(acct.webhook_secret).verify(seen.body, seen.headers as Record<string, string>);
       await expect
-        .poll(async () => (await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => [r.event, r.detail.status_code, r.detail.attempt]), { timeout: 5000 })
-        .toEqual([['webhook_attempt_failed', 503, 1], ['webhook_attempt_failed', 503, 2], ['webhook_delivered', 200, 3]]);
-      const [audited] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_delivered'`;
+        .poll(
+          async () =>
+            (
+              await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
+            ).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
+          { timeout: 5000 },
+        )
+        .toEqual([
+          ['webhook_attempt_failed', 503, 1],
+          ['webhook_attempt_failed', 503, 2],
+          ['webhook_delivered', 200, 3],
+        ]);
+      const [audited] =
+        await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_delivered'`;
       expect(audited!.detail).toMatchObject({ webhook_id: [...ids][0], latency_ms: expect.any(Number), error: null });
       await new Promise((r) => setTimeout(r, 800));
       expect(arrivals(created.body.id)).toHaveLength(3);
@@ -165,7 +222,13 @@ for (const { mode, skip } of modes) {
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect.poll(() => arrivals(created.body.id).length, { timeout: 10_000 }).toBe(1);
       await expect
-        .poll(async () => (await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%'`).map((r) => r.event), { timeout: 5000 })
+        .poll(
+          async () =>
+            (
+              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%'`
+            ).map((r) => r.event),
+          { timeout: 5000 },
+        )
         .toEqual(['webhook_failed']);
       await new Promise((r) => setTimeout(r, 1000)); // three retry intervals: nothing more may come
       expect(arrivals(created.body.id)).toHaveLength(1);
@@ -175,9 +238,19 @@ for (const { mode, skip } of modes) {
       const created = await create({ callback_url: `${receiver.origin}/slow` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
-        .poll(async () => (await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => [r.event, r.detail.status_code, r.detail.attempt]), { timeout: 15_000 })
-        .toEqual([['webhook_attempt_failed', null, 1], ['webhook_delivered', 200, 2]]);
-      const [failed] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_attempt_failed'`;
+        .poll(
+          async () =>
+            (
+              await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
+            ).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
+          { timeout: 15_000 },
+        )
+        .toEqual([
+          ['webhook_attempt_failed', null, 1],
+          ['webhook_delivered', 200, 2],
+        ]);
+      const [failed] =
+        await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_attempt_failed'`;
       expect(failed!.detail.error).toMatch(/did not answer in time/);
       expect(failed!.detail.latency_ms).toBeGreaterThanOrEqual(2900);
       expect(failed!.detail.latency_ms).toBeLessThan(4500);
@@ -187,10 +260,23 @@ for (const { mode, skip } of modes) {
       const created = await create({ callback_url: `${receiver.origin}/redirect` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
-        .poll(async () => (await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => r.event), { timeout: 15_000 })
-        .toEqual(['webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_attempt_failed', 'webhook_failed']);
+        .poll(
+          async () =>
+            (
+              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
+            ).map((r) => r.event),
+          { timeout: 15_000 },
+        )
+        .toEqual([
+          'webhook_attempt_failed',
+          'webhook_attempt_failed',
+          'webhook_attempt_failed',
+          'webhook_attempt_failed',
+          'webhook_failed',
+        ]);
       expect(arrivals(created.body.id).map((r) => r.url)).toEqual(Array(5).fill('/redirect'));
-      const [last] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
+      const [last] =
+        await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
       expect(last!.detail).toMatchObject({ status_code: 302, attempt: 5, next_attempt_at: null });
     });
 
@@ -199,9 +285,16 @@ for (const { mode, skip } of modes) {
       expect(created.status).toBe(200);
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
-        .poll(async () => (await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`).map((r) => r.event), { timeout: 10_000 })
+        .poll(
+          async () =>
+            (
+              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
+            ).map((r) => r.event),
+          { timeout: 10_000 },
+        )
         .toEqual(['webhook_failed']);
-      const [last] = await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
+      const [last] =
+        await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
       expect(last!.detail).toMatchObject({ attempt: 1, status_code: null, next_attempt_at: null });
       expect(String((last!.detail as { error: string }).error)).toMatch(/127\.0\.0\.2|loopback|refused/i);
     });

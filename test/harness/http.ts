@@ -6,7 +6,11 @@ export interface Reply<T = any> {
 
 /** A tiny HTTP client for tests: JSON in, JSON out, status and headers kept. */
 export function apiClient(baseUrl: string) {
-  async function call<T = any>(method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
+  async function call<T = any>(
+    method: string,
+    path: string,
+    options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...options.headers };
     let body: string | undefined;
     if (options.raw !== undefined) body = options.raw;
@@ -30,7 +34,13 @@ export function apiClient(baseUrl: string) {
     async newAccount(body: Record<string, unknown> = {}) {
       const r = await call('POST', '/accounts', { body });
       if (r.status !== 200) throw new Error(`account creation failed: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body as { account_id: string; device_id: string; agent_id: string; api_key: string; webhook_secret: string };
+      return r.body as {
+        account_id: string;
+        device_id: string;
+        agent_id: string;
+        api_key: string;
+        webhook_secret: string;
+      };
     },
     agent: (apiKey: string) => ({
       post: (path: string, body?: unknown) => call('POST', path, { body, headers: { 'x-api-key': apiKey } }),

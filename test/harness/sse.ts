@@ -25,10 +25,11 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const waiters: Array<{ match: (e: SseEvent) => boolean; resolve: (e: SseEvent) => void }> = [];
   const onEvent = (e: SseEvent) => {
     events.push(e);
-    for (const w of [...waiters]) if (w.match(e)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(e);
-    }
+    for (const w of [...waiters])
+      if (w.match(e)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
   };
   if (res.ok && res.body) {
     void (async () => {
@@ -37,16 +38,22 @@ export async function openEventStream(url: string, headers: Record<string, strin
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           buffer += decoder.decode(chunk, { stream: true });
-          let end;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
             const frame = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
             const fields: Record<string, string> = {};
             for (const line of frame.split('\n')) {
               if (line.startsWith(':')) comments.push(line.slice(1).trim());
-              else if (line.includes(':')) fields[line.slice(0, line.indexOf(':'))] = line.slice(line.indexOf(':') + 1).trimStart();
+              else if (line.includes(':'))
+                fields[line.slice(0, line.indexOf(':'))] = line.slice(line.indexOf(':') + 1).trimStart();
             }
-            if (fields.data !== undefined) onEvent({ id: fields.id, event: fields.event ?? 'message', data: JSON.parse(fields.data), at: performance.now() });
+            if (fields.data !== undefined)
+              onEvent({
+                id: fields.id,
+                event: fields.event ?? 'message',
+                data: JSON.parse(fields.data),
+                at: performance.now(),
+              });
           }
         }
       } catch {

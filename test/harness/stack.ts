@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,16 +19,22 @@ export interface Stack {
   prefix: string;
   /** Starts one more process of a service (e.g. a second replica, or one replacing a killed process); resolves when it is ready. */
   addProcess(service: string, env?: Record<string, string>): Promise<ChildProcess>;
-  /** The processes started so far, by service (processes mode). */
+  /** The processes started so far, by service ('gateway' in processes mode, 'all-in-one' in all-in-one mode). */
   processes(service: string): ChildProcess[];
   /** What one process of the stack wrote (stdout and stderr), for assertions on a single replica. */
   outputOf(child: ChildProcess): string;
-  /** Starts one more gateway process over NATS (processes mode: same bus and database); resolves to its base URL. */
+  /** Starts one more gateway process over NATS (same bus and database); resolves to its base URL (see processes('gateway')). */
   addGateway(): Promise<string>;
   stop(): Promise<void>;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A RECEIPT_KEYS entry: a new P-256 signing key (base64 PKCS#8) under `kid`. */
+export function receiptKeySpec(kid: string): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return `${kid}:${privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64')}`;
+}
 const LOG_DIR = join(ROOT, '.test-logs');
 
 interface Spawned {
@@ -36,8 +42,17 @@ interface Spawned {
   output: string[];
 }
 
-function spawnService(entry: string, env: Record<string, string>, logFile: string, readyMsg: string): Promise<Spawned & { ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [join(ROOT, entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnService(
+  entry: string,
+  env: Record<string, string>,
+  logFile: string,
+  readyMsg: string,
+): Promise<Spawned & { ready: Record<string, unknown> }> {
+  const child = spawn(process.execPath, [join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const file = createWriteStream(logFile, { flags: 'a' });
   const output: string[] = [];
   return new Promise((resolvePromise, reject) => {
@@ -48,8 +63,7 @@ function spawnService(entry: string, env: Record<string, string>, logFile: strin
       output.push(text);
       file.write(text);
       buffered += text;
-      let newline;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         try {
@@ -112,13 +126,17 @@ export async function startStack(options: {
   name?: string;
 }): Promise<Stack> {
   mkdirSync(LOG_DIR, { recursive: true });
-  const logFile = join(LOG_DIR, `${options.name ?? 'stack'}-${options.mode}-${Date.now()}-${randomBytes(3).toString('hex')}.log`);
+  const logFile = join(
+    LOG_DIR,
+    `${options.name ?? 'stack'}-${options.mode}-${Date.now()}-${randomBytes(3).toString('hex')}.log`,
+  );
   const env: Record<string, string> = {
     DATABASE_URL: options.databaseUrl,
     ACTIONS_KEYS: generateKeyringSpec('t1'),
     BUS_PREFIX: `t${randomBytes(5).toString('hex')}`,
     LOG_LEVEL: 'info',
     PORT: '0',
+    METRICS_PORT: '0',
     HOST: '127.0.0.1',
     DB_POOL_SIZE: '4',
     ALLOW_INSECURE_HOSTS: '127.0.0.1,localhost',
@@ -132,6 +150,9 @@ export async function startStack(options: {
   // Only the vault executor receives the vault keyring (the all-in-one process holds both).
   const vaultKeys = options.env?.VAULT_KEYS ?? generateKeyringSpec('v1');
   delete env.VAULT_KEYS;
+  // Only the actions service holds the receipt keys (all-in-one generates its own into its data folder unless given).
+  const receiptKeys = options.env?.RECEIPT_KEYS ?? (options.mode === 'processes' ? receiptKeySpec('r1') : undefined);
+  delete env.RECEIPT_KEYS;
   const children: ChildProcess[] = [];
   const byService = new Map<string, ChildProcess[]>();
   const outputs = new Map<ChildProcess, string[]>();
@@ -141,8 +162,18 @@ export async function startStack(options: {
     const spec = SERVICES[service];
     if (!spec) throw new Error(`unknown service ${service}`);
     // The vault executor gets the vault keyring and not the actions one (an empty setting counts as unset).
-    const ownEnv = service === 'vault-executor' ? { VAULT_KEYS: vaultKeys, ACTIONS_KEYS: '' } : {};
-    const started = await spawnService(spec.entry, { ...env, ...ownEnv, NATS_URL: options.natsUrl!, ...extraEnv }, logFile, spec.ready);
+    const ownEnv =
+      service === 'vault-executor'
+        ? { VAULT_KEYS: vaultKeys, ACTIONS_KEYS: '' }
+        : service === 'actions'
+          ? { RECEIPT_KEYS: receiptKeys! }
+          : {};
+    const started = await spawnService(
+      spec.entry,
+      { ...env, ...ownEnv, NATS_URL: options.natsUrl!, ...extraEnv },
+      logFile,
+      spec.ready,
+    );
     children.push(started.child);
     byService.set(service, [...(byService.get(service) ?? []), started.child]);
     outputs.set(started.child, started.output);
@@ -151,8 +182,15 @@ export async function startStack(options: {
 
   const addGateway = async () => {
     if (!options.natsUrl) throw new Error('a second gateway needs NATS');
-    const started = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
+    const started = await spawnService(
+      SERVICES.gateway!.entry,
+      { ...env, NATS_URL: options.natsUrl },
+      logFile,
+      SERVICES.gateway!.ready,
+    );
     children.push(started.child);
+    byService.set('gateway', [...(byService.get('gateway') ?? []), started.child]);
+    outputs.set(started.child, started.output);
     return started.ready.url as string;
   };
 
@@ -162,13 +200,33 @@ export async function startStack(options: {
     await addProcess('actions');
     await addProcess('policy');
     await addProcess('vault-executor');
-    const gateway = await spawnService(SERVICES.gateway!.entry, { ...env, NATS_URL: options.natsUrl }, logFile, SERVICES.gateway!.ready);
+    const gateway = await spawnService(
+      SERVICES.gateway!.entry,
+      { ...env, NATS_URL: options.natsUrl },
+      logFile,
+      SERVICES.gateway!.ready,
+    );
     children.push(gateway.child);
+    byService.set('gateway', [gateway.child]);
+    outputs.set(gateway.child, gateway.output);
     baseUrl = gateway.ready.url as string;
   } else {
     const dataDir = mkdtempSync(join(tmpdir(), 'aa-aio-'));
-    const aio = await spawnService('services/all-in-one/dist/main.js', { ...env, VAULT_KEYS: vaultKeys, DATA_DIR: dataDir, DEMO_ACCOUNT: 'false' }, logFile, 'gateway listening');
+    const aio = await spawnService(
+      'services/all-in-one/dist/main.js',
+      {
+        ...env,
+        VAULT_KEYS: vaultKeys,
+        ...(receiptKeys ? { RECEIPT_KEYS: receiptKeys } : {}),
+        DATA_DIR: dataDir,
+        DEMO_ACCOUNT: 'false',
+      },
+      logFile,
+      'gateway listening',
+    );
     children.push(aio.child);
+    byService.set('all-in-one', [aio.child]);
+    outputs.set(aio.child, aio.output);
     baseUrl = aio.ready.url as string;
   }
 

@@ -13,6 +13,10 @@ export default async function setup(project: TestProject) {
   execFileSync('npx', ['tsc', '-b'], { stdio: 'inherit' });
   const infra = await resolveInfra();
   process.stdout.write(`\nTest infrastructure:\n${infra.notes.map((n) => `  - ${n}`).join('\n')}\n\n`);
-  project.provide('infra', { databaseUrl: infra.databaseUrl, isolatedDatabases: infra.isolatedDatabases, natsUrl: infra.natsUrl });
+  project.provide('infra', {
+    databaseUrl: infra.databaseUrl,
+    isolatedDatabases: infra.isolatedDatabases,
+    natsUrl: infra.natsUrl,
+  });
   return () => infra.stop();
 }

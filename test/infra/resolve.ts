@@ -90,7 +90,11 @@ export async function resolveInfra(): Promise<Infra> {
     notes.push(`NATS: local server at ${LOCAL_NATS}`);
   } else if (docker) {
     const { GenericContainer, Wait } = await import('testcontainers');
-    const nats = await new GenericContainer('nats:2').withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+    const nats = await new GenericContainer('nats:2')
+      .withCommand(['-js'])
+      .withExposedPorts(4222)
+      .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+      .start();
     stops.push(async () => void (await nats.stop()));
     natsUrl = `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`;
     notes.push('NATS: testcontainers');

@@ -28,6 +28,11 @@ export const ActionEventAction = z.object({
   resolved_at: Timestamp.nullable(),
   created_at: Timestamp,
   expires_at: Timestamp,
+  /** The receipt of a resolution (events written before receipts existed have none). */
+  receipt: z
+    .string()
+    .nullish()
+    .transform((r) => r ?? null),
 });
 export type ActionEventAction = z.infer<typeof ActionEventAction>;
 
@@ -58,7 +63,7 @@ export function actionEventStreamName(prefix: string): string {
   return `${prefix}_action_events`;
 }
 
-/** The webhook body of a resolution: exactly the fields of SPEC section 6. */
+/** The webhook body of a resolution: the fields of SPEC section 6 and the receipt (DESIGN 5.2). */
 export function webhookPayloadOf(action: ActionEventAction) {
   return {
     id: action.id,
@@ -70,5 +75,6 @@ export function webhookPayloadOf(action: ActionEventAction) {
     resolved_by: action.resolved_by,
     resolved_at: action.resolved_at,
     created_at: action.created_at,
+    receipt: action.receipt,
   };
 }

@@ -1,13 +1,38 @@
 import { z } from 'zod';
-import { StoredText } from '../validation.js';
-import { defineEndpoint } from './envelope.js';
+import { ById, defineEndpoint, Empty, ErrorReply } from './envelope.js';
 import {
-  ActionList, ActionView, ApproveBody, CreateActionBody, Deleted, DenyBody, ListActionsQuery, PendingList, VaultExecutionMetadata,
+  ActionList,
+  ActionView,
+  ApproveBody,
+  CreateActionBody,
+  Deleted,
+  DenyBody,
+  IdempotencyKey,
+  ListActionsQuery,
+  PendingList,
+  VaultExecutionMetadata,
 } from '../http/actions.js';
 import {
-  AccountCreated, AccountView, AgentCreated, AgentList, CreateAgentBody, CreateDeviceBody, DeviceCreated, PublicKeySet, SetPlanBody,
-  SetPublicKeyBody, TotpEnrolled,
+  AccountCreated,
+  AccountView,
+  AgentCreated,
+  AgentList,
+  CreateAgentBody,
+  CreateDeviceBody,
+  DeviceCreated,
+  PublicKeySet,
+  SetPlanBody,
+  SetPublicKeyBody,
+  TotpEnrolled,
 } from '../http/identities.js';
+import {
+  PasskeyCreated,
+  PasskeyCreationOptions,
+  PasskeyList,
+  RegistrationResponse,
+  RelyingParty,
+} from '../http/passkeys.js';
+import { AuditHead, AuditPage, AuditQuery, AuditTrail, Jwks } from '../receipts.js';
 
 /** Who an authenticated agent is; attached by the gateway to every agent message. */
 export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
@@ -16,9 +41,6 @@ export type AgentPrincipal = z.infer<typeof AgentPrincipal>;
 /** Who an authenticated device is; device_ref is a non-secret handle (never the device id itself). */
 export const DevicePrincipal = z.object({ account_id: z.string(), device_ref: z.string() });
 export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
-
-const Empty = z.object({}).loose();
-const ById = StoredText().min(1).max(100);
 
 /** What the actions service hands the vault executor for an approved request it has just marked as executing. */
 export const ClaimedExecution = z.object({
@@ -68,30 +90,138 @@ export const WebhookAttempt = z.object({
 });
 export type WebhookAttempt = z.infer<typeof WebhookAttempt>;
 
+/**
+ * The answer to a create: the request, or (replayed) the answer an earlier create with the same Idempotency-Key
+ * got, which may have been an error; `replayed` becomes the Idempotent-Replayed header.
+ */
+export const CreateOutcome = z.union([
+  z.object({ replayed: z.boolean(), action: ActionView }),
+  z.object({ replayed: z.literal(true), error: ErrorReply }),
+]);
+export type CreateOutcome = z.infer<typeof CreateOutcome>;
+
 /** The actions service's message catalog. */
 export const actionsEndpoints = {
   health: defineEndpoint('actions', 'health', Empty, z.object({ ok: z.literal(true) })),
-  authenticateAgent: defineEndpoint('actions', 'authenticate_agent', z.object({ api_key: z.string().max(200) }), AgentPrincipal),
-  authenticateDevice: defineEndpoint('actions', 'authenticate_device', z.object({ device_id: z.string().max(200) }), DevicePrincipal),
+  authenticateAgent: defineEndpoint(
+    'actions',
+    'authenticate_agent',
+    z.object({ api_key: z.string().max(200) }),
+    AgentPrincipal,
+  ),
+  authenticateDevice: defineEndpoint(
+    'actions',
+    'authenticate_device',
+    z.object({ device_id: z.string().max(200) }),
+    DevicePrincipal,
+  ),
   createAccount: defineEndpoint('actions', 'create_account', z.object({ body: CreateDeviceBody }), AccountCreated),
-  createDevice: defineEndpoint('actions', 'create_device', z.object({ device: DevicePrincipal, body: CreateDeviceBody }), DeviceCreated),
-  createAgent: defineEndpoint('actions', 'create_agent', z.object({ device: DevicePrincipal, body: CreateAgentBody }), AgentCreated),
+  createDevice: defineEndpoint(
+    'actions',
+    'create_device',
+    z.object({ device: DevicePrincipal, body: CreateDeviceBody }),
+    DeviceCreated,
+  ),
+  createAgent: defineEndpoint(
+    'actions',
+    'create_agent',
+    z.object({ device: DevicePrincipal, body: CreateAgentBody }),
+    AgentCreated,
+  ),
   listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
-  deleteAgent: defineEndpoint('actions', 'delete_agent', z.object({ device: DevicePrincipal, agent_id: ById }), Deleted),
-  setPublicKey: defineEndpoint('actions', 'set_public_key', z.object({ device: DevicePrincipal, body: SetPublicKeyBody }), PublicKeySet),
+  deleteAgent: defineEndpoint(
+    'actions',
+    'delete_agent',
+    z.object({ device: DevicePrincipal, agent_id: ById }),
+    Deleted,
+  ),
+  setPublicKey: defineEndpoint(
+    'actions',
+    'set_public_key',
+    z.object({ device: DevicePrincipal, body: SetPublicKeyBody }),
+    PublicKeySet,
+  ),
   enrollTotp: defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
   getAccount: defineEndpoint('actions', 'get_account', z.object({ device: DevicePrincipal }), AccountView),
   setPlan: defineEndpoint('actions', 'set_plan', z.object({ device: DevicePrincipal, body: SetPlanBody }), AccountView),
-  create: defineEndpoint('actions', 'create', z.object({ agent: AgentPrincipal, body: CreateActionBody }), ActionView),
+  create: defineEndpoint(
+    'actions',
+    'create',
+    z.object({ agent: AgentPrincipal, body: CreateActionBody, idempotency_key: IdempotencyKey.optional() }),
+    CreateOutcome,
+  ),
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
   list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),
   pending: defineEndpoint('actions', 'pending', z.object({ device: DevicePrincipal }), PendingList),
-  approve: defineEndpoint('actions', 'approve', z.object({ device: DevicePrincipal, id: ById, body: ApproveBody }), ActionView),
-  deny: defineEndpoint('actions', 'deny', z.object({ device: DevicePrincipal, id: ById, body: DenyBody }), ActionView),
+  // relying_party: where the app is served, for a passkey assertion in the body (absent from older gateways).
+  approve: defineEndpoint(
+    'actions',
+    'approve',
+    z.object({ device: DevicePrincipal, id: ById, body: ApproveBody, relying_party: RelyingParty.optional() }),
+    ActionView,
+  ),
+  deny: defineEndpoint(
+    'actions',
+    'deny',
+    z.object({ device: DevicePrincipal, id: ById, body: DenyBody, relying_party: RelyingParty.optional() }),
+    ActionView,
+  ),
+  passkeyOptions: defineEndpoint(
+    'actions',
+    'passkey_options',
+    z.object({ device: DevicePrincipal, relying_party: RelyingParty }),
+    PasskeyCreationOptions,
+  ),
+  registerPasskey: defineEndpoint(
+    'actions',
+    'register_passkey',
+    z.object({ device: DevicePrincipal, relying_party: RelyingParty, body: RegistrationResponse }),
+    PasskeyCreated,
+  ),
+  listPasskeys: defineEndpoint('actions', 'list_passkeys', z.object({ device: DevicePrincipal }), PasskeyList),
+  deletePasskey: defineEndpoint(
+    'actions',
+    'delete_passkey',
+    z.object({ device: DevicePrincipal, passkey_id: ById }),
+    Deleted,
+  ),
   // A vault execution: the executor claims the approved request once, then records how the attempt went.
-  claimExecution: defineEndpoint('actions', 'claim_execution', z.object({ agent: AgentPrincipal, request_id: ById }), ClaimedExecution),
-  recordExecution: defineEndpoint('actions', 'record_execution', ExecutionRecord, z.object({ recorded: z.literal(true) })),
+  claimExecution: defineEndpoint(
+    'actions',
+    'claim_execution',
+    z.object({ agent: AgentPrincipal, request_id: ById }),
+    ClaimedExecution,
+  ),
+  recordExecution: defineEndpoint(
+    'actions',
+    'record_execution',
+    ExecutionRecord,
+    z.object({ recorded: z.literal(true) }),
+  ),
+  // A claim whose call was refused before the upstream was contacted: the approval stays usable (DESIGN 5.5).
+  releaseExecution: defineEndpoint(
+    'actions',
+    'release_execution',
+    z.object({ agent: AgentPrincipal, request_id: ById }),
+    z.object({ released: z.boolean() }),
+  ),
 
   signWebhook: defineEndpoint('actions', 'sign_webhook', SignWebhookRequest, z.object({ signature: z.string() })),
-  recordWebhookAttempt: defineEndpoint('actions', 'record_webhook_attempt', WebhookAttempt, z.object({ recorded: z.boolean() })),
+  recordWebhookAttempt: defineEndpoint(
+    'actions',
+    'record_webhook_attempt',
+    WebhookAttempt,
+    z.object({ recorded: z.boolean() }),
+  ),
+
+  // Verifiable decisions (DESIGN 5.2): the public receipt keys, and an account's sealed audit chain.
+  jwks: defineEndpoint('actions', 'jwks', Empty, Jwks),
+  auditPage: defineEndpoint(
+    'actions',
+    'audit_page',
+    z.object({ device: DevicePrincipal, query: AuditQuery }),
+    AuditPage,
+  ),
+  auditTrail: defineEndpoint('actions', 'audit_trail', z.object({ device: DevicePrincipal, id: ById }), AuditTrail),
+  auditHead: defineEndpoint('actions', 'audit_head', z.object({ device: DevicePrincipal }), AuditHead),
 } as const;

@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import { StoredText } from '../validation.js';
+
+/** The id of a request, rule, limit, credential or agent as it travels in a message. */
+export const ById = StoredText().min(1).max(100);
+
+/** The request of an endpoint that takes no arguments (health probes). */
+export const Empty = z.object({}).loose();
 
 /** One request-reply endpoint on the bus: who serves it, and the schemas of both directions. */
 export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {

@@ -6,3 +6,6 @@ export const identityRevoked = defineEvent(
   'identity_revoked',
   z.object({ agent_id: z.string().optional(), device_ref: z.string().optional() }),
 );
+
+/** Broadcast after an account's rules or spending limits change, so every policy replica drops its cached copy. */
+export const policyChanged = defineEvent('policy_changed', z.object({ account_id: z.string() }));

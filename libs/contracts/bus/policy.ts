@@ -1,15 +1,22 @@
 import { z } from 'zod';
-import { StoredText } from '../validation.js';
-import { defineEndpoint } from './envelope.js';
+import { ById, defineEndpoint, Empty } from './envelope.js';
 import { AgentPrincipal, DevicePrincipal } from './actions.js';
 import { ActionType, RiskLevel } from '../enums.js';
 import { Deleted, SpendingLimitExceeded } from '../http/actions.js';
 import {
-  CreateRuleBody, CreateSpendingLimitBody, RuleList, RuleView, SpendingLimitList, SpendingLimitView, SpendingSummary,
+  CreateRuleBody,
+  CreateSpendingLimitBody,
+  RuleList,
+  RuleView,
+  SpendingLimitList,
+  SpendingLimitView,
+  SpendingSummary,
 } from '../http/policy.js';
 
-const ById = StoredText().min(1).max(100);
 const Cents = z.number().int().min(1);
+
+/** The receipts' policy_version (DESIGN 5.2) of the rules and limits a decision was taken under. */
+const PolicyVersionHash = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** What the actions service asks about a new request before storing it. */
 export const DecideRequest = z.object({
@@ -28,9 +35,10 @@ export type DecideRequest = z.infer<typeof DecideRequest>;
  * release it if the request is never stored.
  */
 export const PolicyDecision = z.discriminatedUnion('outcome', [
-  z.object({ outcome: z.literal('pending') }),
+  z.object({ outcome: z.literal('pending'), policy_version: PolicyVersionHash }),
   z.object({
     outcome: z.enum(['approved', 'denied']),
+    policy_version: PolicyVersionHash,
     resolved_by: z.string(),
     rule_applied: z.string().nullable(),
     spending_limit_exceeded: SpendingLimitExceeded.optional(),
@@ -53,15 +61,23 @@ export type RecordSpendRequest = z.infer<typeof RecordSpendRequest>;
 export const ReleaseSpendRequest = z.object({ action_id: ById, account_id: ById });
 export type ReleaseSpendRequest = z.infer<typeof ReleaseSpendRequest>;
 
-const Empty = z.object({}).loose();
-
 /** The policy service's message catalog: rules, spending limits, decisions and spend accounting. */
 export const policyEndpoints = {
   health: defineEndpoint('policy', 'health', Empty, z.object({ ok: z.literal(true) })),
-  createRule: defineEndpoint('policy', 'create_rule', z.object({ device: DevicePrincipal, body: CreateRuleBody }), RuleView),
+  createRule: defineEndpoint(
+    'policy',
+    'create_rule',
+    z.object({ device: DevicePrincipal, body: CreateRuleBody }),
+    RuleView,
+  ),
   listRules: defineEndpoint('policy', 'list_rules', z.object({ device: DevicePrincipal }), RuleList),
   deleteRule: defineEndpoint('policy', 'delete_rule', z.object({ device: DevicePrincipal, rule_id: ById }), Deleted),
-  createLimit: defineEndpoint('policy', 'create_limit', z.object({ device: DevicePrincipal, body: CreateSpendingLimitBody }), SpendingLimitView),
+  createLimit: defineEndpoint(
+    'policy',
+    'create_limit',
+    z.object({ device: DevicePrincipal, body: CreateSpendingLimitBody }),
+    SpendingLimitView,
+  ),
   listLimits: defineEndpoint('policy', 'list_limits', z.object({ device: DevicePrincipal }), SpendingLimitList),
   deleteLimit: defineEndpoint('policy', 'delete_limit', z.object({ device: DevicePrincipal, limit_id: ById }), Deleted),
   decide: defineEndpoint('policy', 'decide', DecideRequest, PolicyDecision),

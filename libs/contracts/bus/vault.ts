@@ -1,19 +1,36 @@
 import { z } from 'zod';
-import { StoredText } from '../validation.js';
-import { defineEndpoint } from './envelope.js';
+import { ById, defineEndpoint, Empty } from './envelope.js';
 import { AgentPrincipal, DevicePrincipal } from './actions.js';
 import { Deleted } from '../http/actions.js';
-import { CreateCredentialBody, CredentialList, CredentialView, VaultExecutionResult, VaultServiceList } from '../http/vault.js';
-
-const ById = StoredText().min(1).max(100);
-const Empty = z.object({}).loose();
+import {
+  CreateCredentialBody,
+  CredentialList,
+  CredentialView,
+  VaultExecutionResult,
+  VaultServiceList,
+} from '../http/vault.js';
 
 /** The vault executor's message catalog: credentials (device), services and execution (agent). */
 export const vaultEndpoints = {
   health: defineEndpoint('vault', 'health', Empty, z.object({ ok: z.literal(true) })),
-  createCredential: defineEndpoint('vault', 'create_credential', z.object({ device: DevicePrincipal, body: CreateCredentialBody }), CredentialView),
+  createCredential: defineEndpoint(
+    'vault',
+    'create_credential',
+    z.object({ device: DevicePrincipal, body: CreateCredentialBody }),
+    CredentialView,
+  ),
   listCredentials: defineEndpoint('vault', 'list_credentials', z.object({ device: DevicePrincipal }), CredentialList),
-  deleteCredential: defineEndpoint('vault', 'delete_credential', z.object({ device: DevicePrincipal, credential_id: ById }), Deleted),
+  deleteCredential: defineEndpoint(
+    'vault',
+    'delete_credential',
+    z.object({ device: DevicePrincipal, credential_id: ById }),
+    Deleted,
+  ),
   listServices: defineEndpoint('vault', 'list_services', z.object({ agent: AgentPrincipal }), VaultServiceList),
-  execute: defineEndpoint('vault', 'execute', z.object({ agent: AgentPrincipal, request_id: ById }), VaultExecutionResult),
+  execute: defineEndpoint(
+    'vault',
+    'execute',
+    z.object({ agent: AgentPrincipal, request_id: ById }),
+    VaultExecutionResult,
+  ),
 } as const;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { StoredText } from '../validation.js';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
+import { AuthenticationResponse } from './passkeys.js';
 
 export const fieldLimits = {
   title: 200,
@@ -25,7 +26,10 @@ export const Currency = z
 
 export const Metadata = z
   .record(StoredText().max(200), z.unknown())
-  .refine((m) => Object.keys(m).length <= fieldLimits.metadataKeys, `must have at most ${fieldLimits.metadataKeys} keys`)
+  .refine(
+    (m) => Object.keys(m).length <= fieldLimits.metadataKeys,
+    `must have at most ${fieldLimits.metadataKeys} keys`,
+  )
   .refine(
     (m) => Buffer.byteLength(JSON.stringify(m)) <= fieldLimits.metadataBytes,
     `must serialize to at most ${fieldLimits.metadataBytes} bytes of JSON`,
@@ -41,20 +45,37 @@ export const CreateActionBody = z.object({
   title: StoredText().trim().min(1, 'must not be empty').max(fieldLimits.title),
   description: StoredText().max(fieldLimits.description).nullish(),
   risk_level: RiskLevel.nullish().transform((r) => r ?? 'medium'),
-  reversible: z.boolean().nullish().transform((r) => r ?? true),
+  reversible: z
+    .boolean()
+    .nullish()
+    .transform((r) => r ?? true),
   amount: z.number().positive('must be positive').max(fieldLimits.maxAmount).nullish(),
   currency: Currency.nullish().transform((c) => c ?? 'USD'),
   recipient: StoredText().max(fieldLimits.recipient).nullish(),
   metadata: Metadata.nullish(),
-  expires_in_seconds: z.number().int().min(30).max(3600).nullish().transform((e) => e ?? 300),
+  expires_in_seconds: z
+    .number()
+    .int()
+    .min(30)
+    .max(3600)
+    .nullish()
+    .transform((e) => e ?? 300),
   callback_url: HttpUrl.nullish(),
 });
 export type CreateActionBody = z.infer<typeof CreateActionBody>;
 
+/** The Idempotency-Key header of POST /actions (DESIGN 5.4): 1–255 printable ASCII characters. */
+export const IdempotencyKey = z.string().regex(/^[\x20-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters');
+
 // Methods a vault call may use; CONNECT and TRACE have no place in an API call made on someone's behalf.
 export const vaultMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 const VaultHeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
-const VaultHeaderValue = z.string().max(4096).refine((v) => !/[\r\n\u0000]/.test(v), 'must not contain line breaks or NUL');
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing NUL in a header value is the point of this check
+const HEADER_BREAK = /[\r\n\u0000]/;
+const VaultHeaderValue = z
+  .string()
+  .max(4096)
+  .refine((v) => !HEADER_BREAK.test(v), 'must not contain line breaks or NUL');
 
 /** The metadata keys that turn an action into a vault execution request (SPEC 2.1). */
 export const VaultExecutionMetadata = z.object({
@@ -62,7 +83,10 @@ export const VaultExecutionMetadata = z.object({
   service_name: StoredText().min(1).max(200),
   method: StoredText()
     .max(10)
-    .refine((m) => (vaultMethods as readonly string[]).includes(m.toUpperCase()), `must be one of ${vaultMethods.join(', ')}`),
+    .refine(
+      (m) => (vaultMethods as readonly string[]).includes(m.toUpperCase()),
+      `must be one of ${vaultMethods.join(', ')}`,
+    ),
   url: HttpUrl,
   headers: z
     .record(VaultHeaderName, VaultHeaderValue)
@@ -102,12 +126,35 @@ export const ActionView = z.object({
   reason: z.string().nullable(),
   created_at: z.string(),
   expires_at: z.string(),
+  /** True when a passkey verified the holder (WebAuthn user verification) for the decision; passkey_id says which. */
+  user_verified: z.boolean(),
+  passkey_id: z.string().nullable(),
   spending_limit_exceeded: SpendingLimitExceeded.optional(),
+  /** The signed receipt (compact JWS, DESIGN 5.2) once the request has left pending; null while pending. */
+  receipt: z.string().nullable(),
 });
 export type ActionView = z.infer<typeof ActionView>;
 
-export const ActionList = z.object({ actions: z.array(ActionView) });
+/** GET /actions: a page of the agent's requests, newest first; `next_cursor` fetches the next page (null at the end). */
+export const ActionList = z.object({ actions: z.array(ActionView), next_cursor: z.string().nullable() });
 export type ActionList = z.infer<typeof ActionList>;
+
+/** Longest held wait of GET /actions/{id}?wait=S, in seconds (DESIGN 5.1). */
+export const MAX_WAIT_SECONDS = 60;
+
+/** Query of GET /actions/{id}: `wait` holds the answer while the request is pending, for at most that many seconds. */
+export const GetActionQuery = z.object({
+  wait: z.coerce
+    .number()
+    .int('must be a whole number of seconds')
+    .min(1, `must be 1 to ${MAX_WAIT_SECONDS} seconds`)
+    .max(MAX_WAIT_SECONDS, `must be 1 to ${MAX_WAIT_SECONDS} seconds`)
+    .optional()
+    .describe(
+      'Hold the answer while the request is pending: until it is resolved or expires, or this many seconds pass',
+    ),
+});
+export type GetActionQuery = z.infer<typeof GetActionQuery>;
 
 /** Query of GET /actions. */
 export const ListActionsQuery = z.object({
@@ -119,40 +166,47 @@ export const ListActionsQuery = z.object({
     .default(fieldLimits.listLimitDefault),
   status: ActionStatus.optional(),
   action_type: ActionType.optional(),
+  /** The `next_cursor` of the previous page, as given: the page continues after the last request it showed. */
+  cursor: StoredText().min(1).max(200).optional(),
 });
 export type ListActionsQuery = z.infer<typeof ListActionsQuery>;
 
-/** One entry of GET /pending: everything the holder needs to judge the request. */
-export const PendingItem = z.object({
-  id: z.string(),
-  agent_id: z.string(),
-  agent_name: z.string(),
-  action_type: ActionType,
-  title: z.string(),
-  description: z.string().nullable(),
-  risk_level: RiskLevel,
-  reversible: z.boolean(),
-  amount: z.number().nullable(),
-  amount_cents: z.number().int().nullable(),
-  currency: z.string(),
-  recipient: z.string().nullable(),
-  metadata: z.record(z.string(), z.unknown()),
-  content_hash: z.string().nullable(),
-  status: ActionStatus,
-  created_at: z.string(),
-  expires_at: z.string(),
-});
+/** One entry of GET /pending: everything the holder needs to judge the request, from the action and its agent. */
+export const PendingItem = ActionView.pick({
+  id: true,
+  agent_id: true,
+  action_type: true,
+  title: true,
+  description: true,
+  risk_level: true,
+  reversible: true,
+  amount: true,
+  amount_cents: true,
+  currency: true,
+  recipient: true,
+  metadata: true,
+  content_hash: true,
+  status: true,
+  created_at: true,
+  expires_at: true,
+}).extend({ agent_name: z.string() });
+export type PendingItem = z.infer<typeof PendingItem>;
 export const PendingList = z.object({ requests: z.array(PendingItem) });
 export type PendingList = z.infer<typeof PendingList>;
 
+// How a device proves a decision (DESIGN 3 "Approve and deny", 5.6): an ECDSA signature or a passkey assertion over
+// the approval message, with the timestamp that message carries.
 const Signature = {
   signature: StoredText().min(1).max(1024).nullish(),
   timestamp: StoredText().min(1).max(64).nullish(),
+  webauthn: AuthenticationResponse.nullish(),
 };
 
 /** Body of POST /actions/{id}/approve (SPEC 4.8). */
 export const ApproveBody = z.object({
-  totp_code: StoredText().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').nullish(),
+  totp_code: StoredText()
+    .regex(/^\d{6,8}$/, 'must be 6 to 8 digits')
+    .nullish(),
   content_hash: StoredText().max(128).nullish(),
   payment_method: z.enum(['wallet_pay']).nullish(),
   ...Signature,

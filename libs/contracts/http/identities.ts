@@ -52,7 +52,11 @@ export type TotpEnrolled = z.infer<typeof TotpEnrolled>;
 export const SetPublicKeyBody = z.object({ public_key: PublicKey });
 export type SetPublicKeyBody = z.infer<typeof SetPublicKeyBody>;
 
-export const PublicKeySet = z.object({ device_name: z.string().nullable(), has_public_key: z.literal(true), updated_at: z.string() });
+export const PublicKeySet = z.object({
+  device_name: z.string().nullable(),
+  has_public_key: z.literal(true),
+  updated_at: z.string(),
+});
 export type PublicKeySet = z.infer<typeof PublicKeySet>;
 
 /** GET /account: the plan and this calendar month's (UTC) use of its quota; monthly_quota is null when unlimited. */

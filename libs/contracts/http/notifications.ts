@@ -7,8 +7,16 @@ export const PushSubscriptionBody = z.object({
     .max(2048)
     .refine((u) => URL.canParse(u) && new URL(u).protocol === 'https:', 'must be an https URL'),
   keys: z.object({
-    p256dh: z.string().min(1).max(200).regex(/^[A-Za-z0-9_=+/-]+$/, 'must be base64url'),
-    auth: z.string().min(1).max(100).regex(/^[A-Za-z0-9_=+/-]+$/, 'must be base64url'),
+    p256dh: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9_=+/-]+$/, 'must be base64url'),
+    auth: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9_=+/-]+$/, 'must be base64url'),
   }),
 });
 export type PushSubscriptionBody = z.infer<typeof PushSubscriptionBody>;
@@ -17,4 +25,7 @@ export type PushSubscriptionBody = z.infer<typeof PushSubscriptionBody>;
 export const PushUnsubscribeBody = z.object({ endpoint: StoredText().max(2048) });
 
 /** GET /device/push-config: what a device needs to subscribe (null key: no push provider, live stream only). */
-export const PushConfig = z.object({ provider: z.enum(['web_push']).nullable(), vapid_public_key: z.string().nullable() });
+export const PushConfig = z.object({
+  provider: z.enum(['web_push']).nullable(),
+  vapid_public_key: z.string().nullable(),
+});

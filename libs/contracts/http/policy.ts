@@ -21,7 +21,7 @@ export const policyLimits = {
 } as const;
 
 // Agents are named by their public id (agt_…); anything else can never match, so it is refused at once.
-const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, "must be an agent id (agt_…)");
+const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, 'must be an agent id (agt_…)');
 
 /** Body of POST /rules (SPEC 2.3). Unset or null filters match everything. */
 export const CreateRuleBody = z.object({

@@ -17,8 +17,20 @@ export const vaultLimits = {
 // A header name is an RFC 9110 token. Headers that frame or route the message can never carry a credential.
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const reservedHeaders = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer',
-  'proxy-authorization', 'proxy-authenticate', 'proxy-connection', 'expect', 'cookie',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'expect',
+  'cookie',
 ]);
 
 export const HeaderName = StoredText()
@@ -33,15 +45,23 @@ export const AllowedHost = StoredText()
   .refine((h) => HOSTNAME.test(h) || isIP(h) !== 0, 'must be a host name or IP address, without scheme, port or path');
 
 /** Body of POST /vault/credentials (SPEC 2.2). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point of this check
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 export const CreateCredentialBody = z.object({
   service_name: StoredText().trim().min(1, 'must not be empty').max(vaultLimits.serviceName),
-  credential_value: StoredText().min(1, 'must not be empty').max(vaultLimits.credentialValue)
+  credential_value: StoredText()
+    .min(1, 'must not be empty')
+    .max(vaultLimits.credentialValue)
     // It travels in an HTTP header: control characters could never be sent (or would split the header).
-    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters or line breaks'),
+    .refine((v) => !CONTROL_CHARACTER.test(v), 'must not contain control characters or line breaks'),
   auth_type: AuthType.nullish().transform((t) => t ?? 'bearer'),
   auth_header: HeaderName.nullish().transform((h) => h ?? 'Authorization'),
   allowed_hosts: z.array(AllowedHost).min(1, 'must name at least one host').max(vaultLimits.allowedHosts),
-  description: StoredText().max(vaultLimits.description).nullish().transform((d) => d ?? null),
+  description: StoredText()
+    .max(vaultLimits.description)
+    .nullish()
+    .transform((d) => d ?? null),
 });
 export type CreateCredentialBody = z.infer<typeof CreateCredentialBody>;
 

@@ -1,209 +1,467 @@
-// The device web app: what the holder of an account sees and does. Everything an agent wrote (titles,
-// descriptions, metadata) is shown with textContent, never parsed as HTML.
-import { ApiError, deviceApi } from './api.js';
+// The device web app: what the holder of an account sees and does. Routes live in the location hash
+// (#/requests, #/requests/{id}, #/rules, …) so that a notification or an agent can link to one request.
+import { ApiError, NetworkError, deviceApi } from './api.js';
+import { parseRoute } from './format.js';
+import { linkedFirst } from './links.js';
+import { assertDecision, createPasskey, passkeysSupported } from './passkeys.js';
+import { clearNotification, disablePush, enablePush, pushState, registerServiceWorker } from './push.js';
 import { deviceTag, generateDeviceKey, loadDeviceKey, publicJwk, saveDeviceKey, signDecision } from './signing.js';
+import { el, facts, pendingCard, requestDetail, requestGone, row, tick } from './views.js';
+import { checkWholeChain, receiptKeys, renderHistory, resolvedByText } from './history.js';
+import { verifyReceipt } from './verify.js';
 
 const $ = (id) => document.getElementById(id);
 const STORAGE = 'agent-auth-device-id';
 let api;
 let keyPair;
-let streamAbort;
+let passkeys = [];
+let pending = new Map();
+let route = parseRoute(location.hash);
 
-function el(tag, props = {}, ...children) {
-  const node = Object.assign(document.createElement(tag), props);
-  for (const c of children) node.append(c);
-  return node;
+function say(text) {
+  $('message').textContent = text;
+  if (text) $('error').hidden = true;
 }
 
-function say(text, isError = false) {
-  $('message').textContent = text;
-  $('message').className = isError ? 'error' : '';
+function fail(err) {
+  const text =
+    err instanceof ApiError || err instanceof NetworkError
+      ? err.message
+      : err?.name === 'NotAllowedError'
+        ? 'The passkey check was cancelled or timed out; nothing was sent.'
+        : String(err?.message ?? err);
+  $('error').textContent = text;
+  $('error').hidden = false;
+  $('message').textContent = '';
 }
 
 async function attempt(work) {
   try {
     await work();
   } catch (err) {
-    say(err instanceof ApiError ? `${err.status}: ${err.message}` : String(err), true);
+    fail(err);
   }
 }
 
-function money(amount, currency) {
-  return amount === null ? null : `${amount.toFixed(2)} ${currency}`;
-}
-
-function details(pairs) {
-  const dl = el('dl');
-  for (const [k, v] of pairs) if (v !== null && v !== undefined && v !== '') dl.append(el('dt', { textContent: k }), el('dd', { textContent: String(v) }));
-  return dl;
-}
-
-async function decide(item, decision) {
-  const body = {};
-  if (item.content_hash) body.content_hash = item.content_hash;
-  const totp = $('totp-code').value.trim();
-  if (decision === 'approve' && totp) body.totp_code = totp;
-  if (keyPair) Object.assign(body, await signDecision(keyPair.privateKey, { requestId: item.id, decision, contentHash: item.content_hash }));
+/** Approves or denies: through this phone's passkey when the device has one, signed when it has a key. */
+async function decide(item, decision, button) {
+  const buttons = button.parentElement.querySelectorAll('button');
+  for (const b of buttons) b.disabled = true;
+  button.setAttribute('aria-busy', 'true');
   await attempt(async () => {
+    const body = {};
+    if (item.content_hash) body.content_hash = item.content_hash;
+    const totp = $('totp-code').value.trim();
+    if (decision === 'approve' && totp) body.totp_code = totp;
+    const input = { requestId: item.id, decision, contentHash: item.content_hash };
+    if (passkeys.length) {
+      say('Confirm with your passkey…');
+      Object.assign(body, await assertDecision({ ...input, passkeys }));
+    }
+    if (keyPair)
+      Object.assign(
+        body,
+        await signDecision(keyPair.privateKey, {
+          ...input,
+          now: body.timestamp ? new Date(body.timestamp) : new Date(),
+        }),
+      );
     const result = await api.post(`/actions/${encodeURIComponent(item.id)}/${decision}`, body);
     $('totp-code').value = '';
-    say(`${result.title}: ${result.status} (${result.resolved_by})`);
-    await showPending();
+    clearNotification(item.id);
+    say(
+      `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${await receiptVerdict(result.receipt)}`,
+    );
+    if (route.view === 'request') location.hash = '#/requests';
+    else await loadPending();
   });
+  for (const b of buttons) b.disabled = false;
+  button.removeAttribute('aria-busy');
 }
 
-function pendingCard(item) {
-  const li = el('li', { className: item.risk_level },
-    el('h3', { textContent: item.title }),
-    details([
-      ['agent', item.agent_name], ['type', item.action_type], ['risk', item.risk_level], ['amount', money(item.amount, item.currency)],
-      ['recipient', item.recipient], ['description', item.description], ['reversible', item.reversible ? 'yes' : 'no'],
-      ['content hash', item.content_hash], ['expires', new Date(item.expires_at).toLocaleString()],
-      ['metadata', Object.keys(item.metadata).length ? JSON.stringify(item.metadata, null, 1) : null],
-    ]),
-  );
-  const approve = el('button', { className: 'approve', textContent: 'Approve' });
-  const deny = el('button', { className: 'deny', textContent: 'Deny' });
-  approve.onclick = () => decide(item, 'approve');
-  deny.onclick = () => decide(item, 'deny');
-  li.append(approve, ' ', deny);
-  return li;
+/** Checks the receipt of an answer in this browser: a few words for the confirmation message. */
+async function receiptVerdict(receipt) {
+  if (!receipt) return '';
+  try {
+    const claims = await verifyReceipt(receipt, await receiptKeys());
+    return ` — receipt verified ✓ (${resolvedByText(claims)})`;
+  } catch (err) {
+    return ` — receipt does NOT verify: ${err.message}`;
+  }
 }
 
-async function showPending() {
+async function loadPending() {
   const { requests } = await api.get('/pending');
-  $('pending-list').replaceChildren(...(requests.length ? requests.map(pendingCard) : [el('li', { textContent: 'Nothing is waiting.' })]));
+  pending = new Map(requests.map((r) => [r.id, r]));
   $('pending-count').textContent = requests.length ? `(${requests.length})` : '';
+  if (route.view === 'pending') renderPending();
+  if (route.view === 'request') renderRequest();
 }
 
-function row(text, onDelete) {
-  const remove = el('button', { textContent: 'Delete' });
-  remove.onclick = () => attempt(async () => {
-    await onDelete();
-    await show(currentTab);
-  });
-  return el('li', {}, el('span', { textContent: text }), remove);
+function renderPending() {
+  const items = [...pending.values()];
+  $('pending-list').replaceChildren(...items.map((item) => pendingCard(item, decide)));
+  $('pending-empty').hidden = items.length > 0;
+}
+
+/** The linked request in full, and below it whatever else is waiting. */
+function renderRequest() {
+  const { requests, found } = linkedFirst([...pending.values()], route.id);
+  const others = found ? requests.slice(1) : requests;
+  $('request-body').replaceChildren(
+    found ? requestDetail(requests[0], decide) : requestGone(route.id),
+    ...(others.length
+      ? [
+          el('h2', { className: 'also', textContent: `Also waiting (${others.length})` }),
+          el('ul', { className: 'cards' }, ...others.map((item) => pendingCard(item, decide))),
+        ]
+      : []),
+  );
+}
+
+/** An error state in place of a list, with a way to try again. */
+function listError(listId, err, retry) {
+  const again = el('button', { type: 'button', textContent: 'Try again' });
+  again.onclick = () => void show();
+  $(listId).replaceChildren(
+    el(
+      'li',
+      { className: 'empty', role: 'alert' },
+      el('p', { className: 'empty-title', textContent: `Could not load this: ${err.message}` }),
+      again,
+    ),
+  );
+  if (retry) $('pending-empty').hidden = true;
 }
 
 const views = {
-  pending: showPending,
+  async pending() {
+    try {
+      await loadPending();
+    } catch (err) {
+      listError('pending-list', err, true);
+      throw err;
+    }
+    await offerNotifications();
+  },
+  async request() {
+    await loadPending();
+  },
   async rules() {
     const { rules } = await api.get('/rules');
-    $('rule-list').replaceChildren(...rules.map((r) => row(
-      `${r.name}: ${r.decision} — ${[r.action_type, r.agent_id, r.risk_level_max && `risk ≤ ${r.risk_level_max}`, r.amount_max_cents !== null && `amount ≤ ${(r.amount_max_cents / 100).toFixed(2)}`].filter(Boolean).join(', ') || 'everything'}`,
-      () => api.delete(`/rules/${r.rule_id}`))));
+    $('rule-list').replaceChildren(
+      ...rules.map((r) =>
+        row(
+          `${r.name}: ${r.decision.replace('_', ' ')} — ${[r.action_type, r.agent_id, r.risk_level_max && `risk ≤ ${r.risk_level_max}`, r.amount_max_cents !== null && `amount ≤ ${(r.amount_max_cents / 100).toFixed(2)}`].filter(Boolean).join(', ') || 'everything'}`,
+          `rule ${r.name}`,
+          () =>
+            attempt(async () => {
+              await api.delete(`/rules/${r.rule_id}`);
+              await show();
+            }),
+        ),
+      ),
+    );
+    if (!rules.length)
+      $('rule-list').replaceChildren(
+        el('li', { className: 'muted', textContent: 'No rules: every request waits for you.' }),
+      );
   },
   async limits() {
     const { spending_limits: limits } = await api.get('/spending-limits');
-    $('limit-list').replaceChildren(...limits.map((l) => row(`${l.period} ${l.amount_limit.toFixed(2)} USD — ${[l.action_type, l.agent_id].filter(Boolean).join(', ') || 'whole account'}`, () => api.delete(`/spending-limits/${l.limit_id}`))));
+    $('limit-list').replaceChildren(
+      ...limits.map((l) =>
+        row(
+          `${l.period} ${l.amount_limit.toFixed(2)} USD — ${[l.action_type, l.agent_id].filter(Boolean).join(', ') || 'whole account'}`,
+          `${l.period} limit`,
+          () =>
+            attempt(async () => {
+              await api.delete(`/spending-limits/${l.limit_id}`);
+              await show();
+            }),
+        ),
+      ),
+    );
+    if (!limits.length)
+      $('limit-list').replaceChildren(el('li', { className: 'muted', textContent: 'No spending limits.' }));
   },
   async vault() {
     const { credentials } = await api.get('/vault/credentials');
-    $('credential-list').replaceChildren(...credentials.map((c) => row(`${c.service_name} (${c.auth_type}) → ${c.allowed_hosts.join(', ')}`, () => api.delete(`/vault/credentials/${c.credential_id}`))));
+    $('credential-list').replaceChildren(
+      ...credentials.map((c) =>
+        row(`${c.service_name} (${c.auth_type}) → ${c.allowed_hosts.join(', ')}`, `credential ${c.service_name}`, () =>
+          attempt(async () => {
+            await api.delete(`/vault/credentials/${c.credential_id}`);
+            await show();
+          }),
+        ),
+      ),
+    );
+    if (!credentials.length)
+      $('credential-list').replaceChildren(el('li', { className: 'muted', textContent: 'No credentials stored.' }));
   },
   async agents() {
     const { agents } = await api.get('/agents');
-    $('agent-list').replaceChildren(...agents.map((a) => row(`${a.name} (${a.agent_id})`, () => api.delete(`/agents/${a.agent_id}`))));
+    $('agent-list').replaceChildren(
+      ...agents.map((a) =>
+        row(`${a.name} (${a.agent_id})`, `agent ${a.name}`, () =>
+          attempt(async () => {
+            await api.delete(`/agents/${a.agent_id}`);
+            await show();
+          }),
+        ),
+      ),
+    );
+  },
+  async history() {
+    $('chain-state').textContent = '';
+    await renderHistory(api, $('history-list'));
   },
   async device() {
     const account = await api.get('/account');
-    $('account').replaceChildren(...details([['account', account.account_id], ['plan', account.plan], ['actions this month', account.actions_this_month], ['monthly quota', account.monthly_quota ?? 'none']]).childNodes);
-    $('key-state').textContent = keyPair ? 'This browser signs every approve and deny with its own non-extractable key.' : 'No signing key in this browser.';
+    $('account').replaceChildren(
+      ...facts([
+        ['Account', account.account_id],
+        ['Plan', account.plan],
+        ['Requests this month', account.actions_this_month],
+        ['Monthly quota', account.monthly_quota ?? 'none'],
+      ]).childNodes,
+    );
+    $('key-state').textContent = keyPair
+      ? 'This browser also signs every decision with its own non-extractable key.'
+      : 'No signing key in this browser.';
+    await showPasskeys();
+    await showPushState();
   },
 };
 
-let currentTab = 'pending';
-async function show(tab) {
-  currentTab = tab;
-  for (const section of document.querySelectorAll('.tab')) section.hidden = section.id !== tab;
-  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === tab);
-  await attempt(views[tab]);
+async function showPasskeys() {
+  passkeys = (await api.get('/device/passkeys')).passkeys;
+  const supported = passkeysSupported();
+  $('add-passkey').disabled = !supported;
+  $('add-passkey').textContent = passkeys.length ? 'Add another passkey' : "Use this phone's passkey";
+  $('passkey-state').textContent = !supported
+    ? 'This browser cannot use passkeys.'
+    : passkeys.length
+      ? 'Every approve and deny from this device is confirmed with a passkey (Face ID, fingerprint or screen lock).'
+      : "Confirm every approve and deny with Face ID, fingerprint or your screen lock: set up this phone's passkey.";
+  $('passkey-list').replaceChildren(
+    ...passkeys.map((p) =>
+      row(
+        `Passkey added ${new Date(p.created_at).toLocaleDateString()}${p.last_used_at ? `, last used ${new Date(p.last_used_at).toLocaleString()}` : ''}`,
+        `passkey added ${new Date(p.created_at).toLocaleString()}`,
+        () =>
+          attempt(async () => {
+            await api.delete(`/device/passkeys/${p.passkey_id}`);
+            say('Passkey removed.');
+            await showPasskeys();
+          }),
+      ),
+    ),
+  );
 }
 
-/** Form fields as a JSON body: empty fields left out, numbers as numbers. */
-function formBody(form, numbers = []) {
-  const body = {};
-  for (const [k, v] of new FormData(form)) {
-    if (v === '') continue;
-    body[k] = numbers.includes(k) ? Number(v) : v;
+const PUSH_TEXT = {
+  unsupported:
+    'This browser cannot receive notifications from the app. Install it to the home screen (or use another browser).',
+  'not-configured': 'The service has no push key configured (VAPID): new requests show while the app is open.',
+  blocked: "Notifications are blocked for this site; allow them in the browser's site settings.",
+  on: 'New requests arrive on this phone as notifications, even when the app is closed.',
+  off: 'Get a notification on this phone when an agent asks, even when the app is closed.',
+};
+
+async function currentPushState() {
+  try {
+    return await pushState(api);
+  } catch {
+    return { state: 'unsupported' };
   }
-  return body;
 }
 
-function onSubmit(id, build, path, after) {
-  $(id).onsubmit = (e) => {
-    e.preventDefault();
-    void attempt(async () => {
-      const result = await api.post(path, build(e.target));
-      e.target.reset();
-      if (after) after(result);
-      await show(currentTab);
+async function showPushState() {
+  const { state, config } = await currentPushState();
+  $('push-state').textContent = PUSH_TEXT[state];
+  $('push-toggle').hidden = state !== 'on' && state !== 'off';
+  $('push-toggle').textContent = state === 'on' ? 'Stop notifications on this phone' : 'Notify me on this phone';
+  $('push-toggle').onclick = () =>
+    attempt(async () => {
+      if (state === 'on') {
+        await disablePush(api);
+        say('Notifications stopped on this phone.');
+      } else if (await enablePush(api, config.vapid_public_key)) say('Notifications are on for this phone.');
+      else say('Notifications were not allowed.');
+      await showPushState();
     });
-  };
+}
+
+/** The "Notify me" button on the pending list, shown only while it would do something. */
+async function offerNotifications() {
+  const { state, config } = await currentPushState();
+  $('notify').hidden = state !== 'off';
+  $('notify').onclick = () =>
+    attempt(async () => {
+      say(
+        (await enablePush(api, config.vapid_public_key))
+          ? 'Notifications are on for this phone.'
+          : 'Notifications were not allowed.',
+      );
+      $('notify').hidden = true;
+    });
+}
+
+/** Shows the view the location hash names, and moves focus to its heading (so screen readers announce it). */
+async function show(focus = false) {
+  route = parseRoute(location.hash);
+  const section = route.view;
+  for (const s of document.querySelectorAll('.view')) s.hidden = s.id !== section;
+  for (const a of document.querySelectorAll('#tabs a')) {
+    if (a.dataset.view === (section === 'request' ? 'pending' : section)) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (section === 'request') renderRequest();
+  await attempt(views[section]);
+  if (focus)
+    document.querySelector(section === 'request' ? '#request-heading, #request .back' : `#${section} h2`)?.focus();
 }
 
 function wireForms() {
-  onSubmit('rule-form', (f) => {
-    const b = formBody(f, ['amount_max']);
-    if (b.amount_max !== undefined) b.amount_max_cents = Math.round(b.amount_max * 100);
-    delete b.amount_max;
-    return b;
-  }, '/rules');
+  const formBody = (form, numbers = []) => {
+    const body = {};
+    for (const [k, v] of new FormData(form)) if (v !== '') body[k] = numbers.includes(k) ? Number(v) : v;
+    return body;
+  };
+  const onSubmit = (id, build, path, after) => {
+    $(id).onsubmit = (e) => {
+      e.preventDefault();
+      void attempt(async () => {
+        const result = await api.post(path, build(e.target));
+        e.target.reset();
+        if (after) after(result);
+        say('Saved.');
+        await show();
+      });
+    };
+  };
+  onSubmit(
+    'rule-form',
+    (f) => {
+      const b = formBody(f, ['amount_max']);
+      if (b.amount_max !== undefined) b.amount_max_cents = Math.round(b.amount_max * 100);
+      delete b.amount_max;
+      return b;
+    },
+    '/rules',
+  );
   onSubmit('limit-form', (f) => formBody(f, ['amount_limit']), '/spending-limits');
-  onSubmit('credential-form', (f) => {
-    const b = formBody(f);
-    b.allowed_hosts = b.allowed_hosts.split(',').map((h) => h.trim()).filter(Boolean);
-    return b;
-  }, '/vault/credentials');
-  onSubmit('agent-form', (f) => formBody(f), '/agents', (agent) => {
-    $('agent-secret').hidden = false;
-    $('agent-secret').textContent = `Shown once — give these to the agent:\nAPI key: ${agent.api_key}\nWebhook secret: ${agent.webhook_secret}`;
-  });
-  $('make-key').onclick = () => attempt(async () => {
-    const pair = await generateDeviceKey();
-    await api.put('/device/public-key', { public_key: await publicJwk(pair.publicKey) });
-    await saveDeviceKey(await deviceTag(localStorage.getItem(STORAGE)), pair);
-    keyPair = pair;
-    say('Signing key registered: approvals from this device are now signed, and unsigned ones refused.');
-    await show('device');
-  });
-  $('enroll-totp').onclick = () => attempt(async () => {
-    const { secret, otpauth_url: url } = await api.post('/totp/enroll');
-    $('totp-secret').hidden = false;
-    $('totp-secret').textContent = `Add this to your authenticator app (shown once):\n${secret}\n${url}`;
-  });
+  onSubmit(
+    'credential-form',
+    (f) => {
+      const b = formBody(f);
+      b.allowed_hosts = b.allowed_hosts
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean);
+      return b;
+    },
+    '/vault/credentials',
+  );
+  onSubmit(
+    'agent-form',
+    (f) => formBody(f),
+    '/agents',
+    (agent) => {
+      $('agent-secret').hidden = false;
+      $('agent-secret').textContent =
+        `Shown once — give these to the agent:\nAPI key: ${agent.api_key}\nWebhook secret: ${agent.webhook_secret}`;
+    },
+  );
+  $('add-passkey').onclick = () =>
+    attempt(async () => {
+      const options = await api.post('/device/passkeys/options');
+      say("Follow your phone's prompt to create the passkey…");
+      await api.post('/device/passkeys', await createPasskey(options));
+      say('Passkey added: every approve and deny from now on is confirmed with it.');
+      await showPasskeys();
+    });
+  $('verify-chain').onclick = () =>
+    attempt(async () => {
+      $('chain-state').textContent = 'Reading and checking the whole chain…';
+      const verdict = await checkWholeChain(api);
+      $('chain-state').textContent = verdict.text;
+      $('chain-state').className = verdict.ok ? 'verified' : 'error';
+    });
+  $('make-key').onclick = () =>
+    attempt(async () => {
+      const pair = await generateDeviceKey();
+      await api.put('/device/public-key', { public_key: await publicJwk(pair.publicKey) });
+      await saveDeviceKey(await deviceTag(localStorage.getItem(STORAGE)), pair);
+      keyPair = pair;
+      say('Signing key registered: decisions from this browser are now signed, and unsigned ones refused.');
+      await show();
+    });
+  $('enroll-totp').onclick = () =>
+    attempt(async () => {
+      const { secret, otpauth_url: url } = await api.post('/totp/enroll');
+      $('totp-secret').hidden = false;
+      $('totp-secret').textContent = `Add this to your authenticator app (shown once):\n${secret}\n${url}`;
+    });
   $('sign-out').onclick = () => {
     localStorage.removeItem(STORAGE);
+    location.hash = '';
     location.reload();
   };
-  for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => show(b.dataset.tab);
 }
 
 /** Keeps the pending list current from the account's event stream, reconnecting after a drop. */
 async function followEvents() {
-  streamAbort = new AbortController();
+  const abort = new AbortController();
   for (;;) {
     try {
-      $('live').textContent = '● live';
-      await api.streamEvents(() => void (currentTab === 'pending' ? showPending() : showPending().catch(() => {})), streamAbort.signal);
-    } catch (err) {
-      if (streamAbort.signal.aborted) return;
+      $('live').textContent = '● Live';
+      await api.streamEvents((event) => {
+        if (event.type === 'action.resolved') clearNotification(event.action?.id);
+        void loadPending().catch(() => undefined);
+      }, abort.signal);
+    } catch {
+      // Reconnect below.
     }
-    $('live').textContent = '○ reconnecting';
+    $('live').textContent = $('offline').hidden ? '○ Reconnecting' : '○ Offline';
     await new Promise((r) => setTimeout(r, 3000));
+    // Whatever happened while the stream was down is read afresh.
+    passkeys = await api.get('/device/passkeys').then(
+      (r) => r.passkeys,
+      () => passkeys,
+    );
+    void loadPending().catch(() => undefined);
   }
 }
 
-async function start(deviceId) {
-  api = deviceApi(deviceId);
-  await api.get('/pending'); // checks the id before anything is kept
+/** Opens the app for a device id: checked first when it was just typed in, trusted when this browser kept it. */
+async function start(deviceId, kept = false) {
+  api = deviceApi(deviceId, '/api/v1', reachable);
+  if (!kept) await api.get('/pending'); // checks the id before anything is kept
   localStorage.setItem(STORAGE, deviceId);
   keyPair = await loadDeviceKey(await deviceTag(deviceId)).catch(() => undefined);
+  passkeys = await api.get('/device/passkeys').then(
+    (r) => r.passkeys,
+    () => [],
+  );
   $('sign-in').hidden = true;
   $('tabs').hidden = false;
   say('');
-  await show('pending');
+  await show();
   void followEvents();
+}
+
+/** The offline notice: shown while the service cannot be reached (or the browser knows it is offline). */
+function reachable(ok) {
+  const wasOffline = !$('offline').hidden;
+  $('offline').hidden = ok && navigator.onLine;
+  if (ok && wasOffline) $('error').hidden = true;
+}
+
+function showOffline() {
+  reachable(navigator.onLine);
 }
 
 wireForms();
@@ -211,5 +469,23 @@ $('sign-in-form').onsubmit = (e) => {
   e.preventDefault();
   void attempt(() => start($('device-id').value.trim()));
 };
+window.addEventListener('hashchange', () => {
+  if (api) void show(true);
+});
+window.addEventListener('online', () => {
+  showOffline();
+  if (api) void show();
+});
+window.addEventListener('offline', showOffline);
+showOffline();
+setInterval(() => tick(), 1000);
+void registerServiceWorker().catch(() => undefined);
+navigator.serviceWorker?.addEventListener('message', (event) => {
+  const message = event.data ?? {};
+  if (message.type === 'open' && message.url) location.href = message.url;
+  else if ((message.type === 'request-arrived' || message.type === 'request-settled') && api)
+    void loadPending().catch(() => undefined);
+});
 const saved = localStorage.getItem(STORAGE);
-if (saved) void attempt(() => start(saved));
+if (saved) void attempt(() => start(saved, true));
+else $('sign-in-title').focus();

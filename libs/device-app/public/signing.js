@@ -25,7 +25,11 @@ export async function publicJwk(publicKey, subtle = globalThis.crypto.subtle) {
 }
 
 /** The signature (raw r‖s, base64url) and timestamp to send with an approve or deny. */
-export async function signDecision(privateKey, { requestId, decision, contentHash, now = new Date() }, subtle = globalThis.crypto.subtle) {
+export async function signDecision(
+  privateKey,
+  { requestId, decision, contentHash, now = new Date() },
+  subtle = globalThis.crypto.subtle,
+) {
   const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const message = new TextEncoder().encode(approvalMessage({ requestId, decision, contentHash, timestamp }));
   const signature = await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, message);

@@ -2,62 +2,61 @@ import type { Sql } from '@agent-auth/db';
 import type { Plan } from '@agent-auth/contracts';
 
 const THIS_MONTH = (sql: Sql) => sql`date_trunc('month', now() at time zone 'utc')::date`;
-const MONTH_START = (sql: Sql) => sql`(date_trunc('month', now() at time zone 'utc') at time zone 'utc')`;
+/** How many rows an unlimited account's monthly count is spread over (see countingAction). */
+const USAGE_SHARDS = 16;
+const usageShard = () => Math.floor(Math.random() * USAGE_SHARDS);
+
+/**
+ * The CTEs that count one action against an account's month, for the statement that stores the action (one round
+ * trip): `allowed` has one row when the action counts, none when the free quota is used up. A free account's row
+ * (shard 0) is raised by a conditional upsert: its lock makes concurrent creations queue and each sees the count
+ * the one before it left, so a burst cannot pass the quota. An unlimited account raises one of USAGE_SHARDS rows
+ * at random, so its creations do not queue on one row.
+ */
+export function countingAction(sql: Sql, accountId: string, freeQuota: number) {
+  return sql`
+    account as (select id, plan from actions.accounts where id = ${accountId}),
+    counted as (
+      insert into actions.monthly_usage as u (account_id, month, shard, actions)
+      select id, ${THIS_MONTH(sql)}, 0, 1 from account where plan = 'free' and ${freeQuota} >= 1
+      on conflict (account_id, month, shard) do update set actions = u.actions + 1
+      where u.actions < ${freeQuota}
+      returning u.actions
+    ),
+    spread as (
+      insert into actions.monthly_usage as u (account_id, month, shard, actions)
+      select id, ${THIS_MONTH(sql)}, ${usageShard()}, 1 from account where plan = 'unlimited'
+      on conflict (account_id, month, shard) do update set actions = u.actions + 1
+      returning u.actions
+    ),
+    allowed as (select actions from counted union all select 0 from spread)`;
+}
 
 /** Persistence of an account's plan and its monthly action count (the plan quota). */
 export function createAccountStore(sql: Sql) {
   return {
-    /**
-     * The account's plan and how many actions it created this calendar month (UTC): the counter row on the free
-     * plan, the month's stored requests on the unlimited plan (every counted request is stored; see countAction).
-     */
+    /** The account's plan and how many actions it created this calendar month (UTC): the sum of its counter rows. */
     async usage(accountId: string): Promise<{ plan: Plan; actions: number } | undefined> {
       const [row] = await sql<Array<{ plan: Plan; actions: number }>>`
-        select a.plan, case when a.plan = 'free'
-          then coalesce((select u.actions from actions.monthly_usage u where u.account_id = a.id and u.month = ${THIS_MONTH(sql)}), 0)
-          else (select count(*) from actions.requests r where r.account_id = a.id and r.created_at >= ${MONTH_START(sql)})
-        end::int as actions
+        select a.plan, coalesce((select sum(u.actions) from actions.monthly_usage u
+          where u.account_id = a.id and u.month = ${THIS_MONTH(sql)}), 0)::int as actions
         from actions.accounts a where a.id = ${accountId}`;
       return row;
     },
 
-    /**
-     * Counts one action against a free account's month unless it has already reached freeQuota; returns the count
-     * including this action, or undefined when refused. One conditional upsert: the row lock makes concurrent
-     * creations queue, and each sees the count the one before it left. An unlimited account writes nothing here
-     * (0 is returned): its count is its stored requests, so its creations never queue on one row.
-     */
-    async countAction(accountId: string, freeQuota: number): Promise<number | undefined> {
-      const [row] = await sql<Array<{ actions: number }>>`
-        with account as (select id, plan from actions.accounts where id = ${accountId}),
-        counted as (
-          insert into actions.monthly_usage as u (account_id, month, actions)
-          select id, ${THIS_MONTH(sql)}, 1 from account where plan = 'free' and ${freeQuota} >= 1
-          on conflict (account_id, month) do update set actions = u.actions + 1
-          where u.actions < ${freeQuota}
-          returning u.actions
-        )
-        select actions from counted
-        union all select 0 from account where plan = 'unlimited'`;
-      return row?.actions;
-    },
-
-    /** Gives back an action counted for a request that was then never stored (free plan only: see countAction). */
-    async uncountAction(accountId: string): Promise<void> {
-      await sql`update actions.monthly_usage u set actions = greatest(u.actions - 1, 0)
-                from actions.accounts a
-                where u.account_id = ${accountId} and u.month = ${THIS_MONTH(sql)} and a.id = u.account_id and a.plan = 'free'`;
-    },
-
+    /** Changes the account's plan; back on the free plan the month's shards are gathered into the one row it counts on. */
     async setPlan(accountId: string, plan: Plan, actor: string): Promise<void> {
-      // Back on the free plan the counter takes over again from the month's stored requests (see countAction).
       await sql`
         with changed as (update actions.accounts set plan = ${plan} where id = ${accountId} returning id),
-        synced as (
-          insert into actions.monthly_usage as u (account_id, month, actions)
-          select id, ${THIS_MONTH(sql)}, (select count(*) from actions.requests r where r.account_id = changed.id and r.created_at >= ${MONTH_START(sql)})
-          from changed where ${plan} = 'free'
-          on conflict (account_id, month) do update set actions = excluded.actions
+        spread as (
+          delete from actions.monthly_usage u using changed
+          where ${plan} = 'free' and u.account_id = changed.id and u.month = ${THIS_MONTH(sql)} and u.shard <> 0
+          returning u.actions
+        ),
+        gathered as (
+          insert into actions.monthly_usage as u (account_id, month, shard, actions)
+          select id, ${THIS_MONTH(sql)}, 0, (select coalesce(sum(actions), 0) from spread) from changed where ${plan} = 'free'
+          on conflict (account_id, month, shard) do update set actions = u.actions + excluded.actions
         )
         insert into actions.audit_events (account_id, event, actor, detail)
         select id, 'plan_changed', ${actor}, ${sql.json({ plan })} from changed`;

@@ -17,11 +17,15 @@ export function createIdentityStore(sql: Sql) {
         await tx`insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
                  values (${input.agent.id}, ${input.accountId}, ${input.agent.name}, ${input.agent.keyId}, ${input.agent.keyHash}, ${input.agent.webhookSecretEnc})`;
         await tx`insert into actions.audit_events (account_id, event, actor, detail)
-                 values (${input.accountId}, 'account_created', ${'device:' + input.device.ref}, ${sql.json({ agent_id: input.agent.id })})`;
+                 values (${input.accountId}, 'account_created', ${`device:${input.device.ref}`}, ${sql.json({ agent_id: input.agent.id })})`;
       });
     },
 
-    async addDevice(accountId: string, device: { ref: string; idHash: string; name: string | null; publicKey: string | null }, actor: string): Promise<DeviceRow> {
+    async addDevice(
+      accountId: string,
+      device: { ref: string; idHash: string; name: string | null; publicKey: string | null },
+      actor: string,
+    ): Promise<DeviceRow> {
       return sql.begin(async (tx) => {
         const [row] = await tx<DeviceRow[]>`
           insert into actions.devices (ref, id_hash, account_id, name, public_key)
@@ -33,7 +37,11 @@ export function createIdentityStore(sql: Sql) {
       });
     },
 
-    async addAgent(accountId: string, agent: { id: string; name: string; keyId: string; keyHash: string; webhookSecretEnc: string }, actor: string): Promise<AgentRow> {
+    async addAgent(
+      accountId: string,
+      agent: { id: string; name: string; keyId: string; keyHash: string; webhookSecretEnc: string },
+      actor: string,
+    ): Promise<AgentRow> {
       return sql.begin(async (tx) => {
         const [row] = await tx<AgentRow[]>`
           insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
@@ -46,7 +54,9 @@ export function createIdentityStore(sql: Sql) {
     },
 
     async listAgents(accountId: string): Promise<AgentRow[]> {
-      return sql<AgentRow[]>`select * from actions.agents where account_id = ${accountId} and revoked_at is null order by created_at, id`;
+      return sql<
+        AgentRow[]
+      >`select * from actions.agents where account_id = ${accountId} and revoked_at is null order by created_at, id`;
     },
 
     /** Revokes an agent's key; false when the agent is unknown to this account or already revoked. */
@@ -78,7 +88,9 @@ export function createIdentityStore(sql: Sql) {
 
     /** The public key of a device (PEM SPKI), or null when it has none; approve and deny check it. */
     async devicePublicKey(ref: string): Promise<string | null> {
-      const [row] = await sql<Array<{ public_key: string | null }>>`select public_key from actions.devices where ref = ${ref}`;
+      const [row] = await sql<
+        Array<{ public_key: string | null }>
+      >`select public_key from actions.devices where ref = ${ref}`;
       return row?.public_key ?? null;
     },
 
@@ -89,8 +101,9 @@ export function createIdentityStore(sql: Sql) {
           update actions.devices set public_key = ${publicKey} where ref = ${ref} and revoked_at is null
           returning ref, account_id, name, public_key, created_at
         ), logged as (
+          -- The public key goes into the audit chain, so an auditor can check a device's signed approvals from it alone.
           insert into actions.audit_events (account_id, event, actor, detail)
-          select account_id, 'device_public_key_set', ${actor}, jsonb_build_object('device_ref', ref) from changed
+          select account_id, 'device_public_key_set', ${actor}, jsonb_build_object('device_ref', ref, 'public_key', public_key) from changed
         )
         select * from changed`;
       return row;

@@ -23,45 +23,71 @@ export function announce(sql: Sql, source: string) {
       c.account_id, c.agent_id, c.id, c.callback_url,
       jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount', round(c.amount_cents::numeric / 100, 2), 'currency', c.currency,
-        'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at, 'expires_at', c.expires_at)
+        'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at, 'expires_at', c.expires_at,
+        'receipt', c.receipt)
     from ${sql(source)} c`;
 }
 
-/** The relay's side of the outbox. */
+/**
+ * The relay's side of the outbox. Its own writes (claims, marks, purges) commit without waiting for the WAL flush
+ * (synchronous_commit off for those transactions only): the outbox row, committed and flushed with the change it
+ * announces, is the record; a claim or a mark that a Postgres crash took back only makes a row be published again,
+ * which the stream de-duplicates by event id. So the relay adds no flush of its own to the creates' commits.
+ */
 export function createOutboxStore(sql: Sql) {
+  const noFlush = sql`commit_mode as (select set_config('synchronous_commit', 'off', true))`;
   return {
     /** Takes up to `batch` unpublished rows for `leaseSeconds`; other relays skip them (and take them over after). */
     async claim(batch: number, leaseSeconds: number): Promise<ActionEventInput[]> {
       const rows = await sql<OutboxRow[]>`
+        with ${noFlush}
         update actions.outbox o set claimed_until = now() + make_interval(secs => ${leaseSeconds})
         from (
           select id from actions.outbox
           where published_at is null and (claimed_until is null or claimed_until < now())
           order by seq limit ${batch} for update skip locked
-        ) due
+        ) due, commit_mode
         where o.id = due.id
         returning o.id, o.type, o.account_id, o.agent_id, o.callback_url, o.action, o.created_at, o.seq`;
       return rows
         .sort((a, b) => Number(a.seq) - Number(b.seq))
         .map((r) => ({
-          id: r.id, type: r.type, account_id: r.account_id, agent_id: r.agent_id, callback_url: r.callback_url,
-          occurred_at: r.created_at.toISOString(), action: r.action,
+          id: r.id,
+          type: r.type,
+          account_id: r.account_id,
+          agent_id: r.agent_id,
+          callback_url: r.callback_url,
+          occurred_at: r.created_at.toISOString(),
+          action: r.action,
         }));
     },
 
     async markPublished(ids: string[]): Promise<void> {
-      if (ids.length) await sql`update actions.outbox set published_at = now(), claimed_until = null where id = any(${ids})`;
+      if (ids.length) {
+        await sql`with ${noFlush} update actions.outbox set published_at = now(), claimed_until = null from commit_mode where id = any(${ids})`;
+      }
     },
 
     /** Gives rows back to be offered again after `delaySeconds`. */
     async release(ids: string[], delaySeconds: number): Promise<void> {
-      if (ids.length) await sql`update actions.outbox set claimed_until = now() + make_interval(secs => ${delaySeconds}) where id = any(${ids})`;
+      if (ids.length) {
+        await sql`with ${noFlush} update actions.outbox set claimed_until = now() + make_interval(secs => ${delaySeconds}) from commit_mode where id = any(${ids})`;
+      }
+    },
+
+    /** Seconds since the oldest unpublished row was committed, or 0 when every row is published (the relay's lag). */
+    async oldestUnpublishedSeconds(): Promise<number> {
+      const [row] = await sql<Array<{ age: number }>>`
+        select extract(epoch from now() - created_at)::float8 as age from actions.outbox
+        where published_at is null order by seq limit 1`;
+      return row ? Math.max(0, row.age) : 0;
     },
 
     /** Deletes rows published more than `olderThanSeconds` ago (the stream keeps them from then on). */
     async purgePublished(olderThanSeconds: number): Promise<number> {
       const rows = await sql`
-        delete from actions.outbox where id in (
+        with ${noFlush}
+        delete from actions.outbox using commit_mode where id in (
           select id from actions.outbox where published_at < now() - make_interval(secs => ${olderThanSeconds}) limit 5000)
         returning id`;
       return rows.length;

@@ -1,11 +1,22 @@
 import type { Sql } from '@agent-auth/db';
 import type { RequestRow } from './rows.js';
 import { announce } from './outbox.js';
+import { countingAction } from './accounts.js';
+import type { ListPosition } from '../domain/list-cursor.js';
 
 export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
   expires_in_seconds: number;
   resolved: boolean;
+  /** Its creation time (and resolution time, when resolved at creation), as the receipt states it. */
+  at: Date;
 };
+
+/** A request that leaves pending by expiry, with the receipt signed for it. */
+export interface Expiry {
+  id: string;
+  resolved_at: Date;
+  receipt: string | null;
+}
 
 export interface AuditEntry {
   event: string;
@@ -23,19 +34,26 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
     return result;
   };
   return {
-    /** Inserts a request and its audit entries atomically, in one statement (one round trip on the hot path). */
-    async insert(row: NewRequest, audit: AuditEntry[]): Promise<RequestRow> {
+    /**
+     * Counts a new request against its account's month and inserts it with its audit entries and its outbox event,
+     * atomically, in one statement: the create path's one round trip. Undefined (nothing written) when the free
+     * plan's quota is used up.
+     */
+    async insert(row: NewRequest, audit: AuditEntry[], freeQuota: number): Promise<RequestRow | undefined> {
       const [created] = await sql<RequestRow[]>`
-        with created as (
+        with ${countingAction(sql, row.account_id, freeQuota)},
+        created as (
           insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
             reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
-            resolved_by, resolved_at, spending_limit_exceeded, expires_at)
-          values (${row.id}, ${row.account_id}, ${row.agent_id}, ${row.action_type}, ${row.title}, ${row.description},
+            resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt)
+          select ${row.id}, ${row.account_id}, ${row.agent_id}, ${row.action_type}, ${row.title}, ${row.description},
             ${row.risk_level}, ${row.risk_rank}, ${row.reversible}, ${row.amount_cents}, ${row.currency}, ${row.recipient},
             ${row.metadata_enc}, ${row.callback_url}, ${row.content_hash}, ${row.status}, ${row.rule_applied},
-            ${row.resolved_by}, ${row.resolved ? sql`now()` : null},
+            ${row.resolved_by}, ${row.resolved ? row.at : null},
             ${row.spending_limit_exceeded ? sql.json(row.spending_limit_exceeded) : null},
-            now() + make_interval(secs => ${row.expires_in_seconds}))
+            ${row.at}, ${row.at}::timestamptz + make_interval(secs => ${row.expires_in_seconds}), ${row.request_hash},
+            ${row.policy_version}, ${row.receipt}
+          where exists (select 1 from allowed)
           returning *
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
@@ -44,7 +62,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           order by n
         ), announced as (${announce(sql, 'created')})
         select * from created`;
-      return afterward(created!);
+      return created ? afterward(created) : undefined;
     },
 
     /** A request of one agent, or undefined. */
@@ -55,17 +73,29 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
 
     /** A request of one account, or undefined. */
     async findForAccount(id: string, accountId: string): Promise<RequestRow | undefined> {
-      const [row] = await sql<RequestRow[]>`select * from actions.requests where id = ${id} and account_id = ${accountId}`;
+      const [row] = await sql<
+        RequestRow[]
+      >`select * from actions.requests where id = ${id} and account_id = ${accountId}`;
       return row;
     },
 
-    /** One agent's requests, newest first. */
-    async listForAgent(agentId: string, filter: { limit: number; status?: string; action_type?: string }): Promise<RequestRow[]> {
-      return sql<RequestRow[]>`
-        select * from actions.requests
+    /**
+     * One agent's requests, newest first, after `after` when given (a cursor: the last row of the previous page).
+     * Each filter walks its own index (migration 011) and stops after `limit` rows. `position` is the row's place
+     * in that order, to the microsecond, for the next cursor. The cursor's time goes in as text: a parameter typed
+     * timestamptz would pass through a JavaScript Date and lose its microseconds, and skip rows.
+     */
+    async listForAgent(
+      agentId: string,
+      filter: { limit: number; status?: string; action_type?: string; after?: ListPosition },
+    ): Promise<Array<RequestRow & { position: string }>> {
+      return sql<Array<RequestRow & { position: string }>>`
+        select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position
+        from actions.requests
         where agent_id = ${agentId}
           ${filter.status ? sql`and status = ${filter.status}` : sql``}
           ${filter.action_type ? sql`and action_type = ${filter.action_type}` : sql``}
+          ${filter.after ? sql`and (created_at, id) < (${filter.after.created_at}::text::timestamptz, ${filter.after.id})` : sql``}
         order by created_at desc, id desc
         limit ${filter.limit}`;
     },
@@ -83,11 +113,25 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
      * Moves a pending, unexpired request to a final status; undefined when it was not pending any more.
      * The conditional update is what makes exactly one of two racing devices win.
      */
-    async resolve(id: string, accountId: string, change: { status: 'approved' | 'denied'; resolved_by: string; reason?: string | null }, audit: AuditEntry): Promise<RequestRow | undefined> {
+    async resolve(
+      id: string,
+      accountId: string,
+      change: {
+        status: 'approved' | 'denied';
+        resolved_by: string;
+        reason?: string | null;
+        user_verified?: boolean;
+        passkey_id?: string | null;
+        resolved_at: Date;
+        receipt: string | null;
+      },
+      audit: AuditEntry,
+    ): Promise<RequestRow | undefined> {
       const [row] = await sql<RequestRow[]>`
         with changed as (
           update actions.requests set status = ${change.status}, resolved_by = ${change.resolved_by},
-            resolved_at = now(), reason = ${change.reason ?? null}
+            resolved_at = ${change.resolved_at}, reason = ${change.reason ?? null}, receipt = ${change.receipt},
+            user_verified = ${change.user_verified ?? false}, passkey_id = ${change.passkey_id ?? null}
           where id = ${id} and account_id = ${accountId} and status = 'pending' and expires_at > now()
           returning *
         ), logged as (
@@ -99,33 +143,45 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
     },
 
     /** Expires one request if it is pending and overdue (lazy expiry on read); returns the row as it now is. */
-    async expireIfDue(id: string): Promise<RequestRow | undefined> {
+    async expireIfDue(expiry: Expiry): Promise<RequestRow | undefined> {
       const [row] = await sql<RequestRow[]>`
         with changed as (
-          update actions.requests set status = 'expired', resolved_by = 'system', resolved_at = now()
-          where id = ${id} and status = 'pending' and expires_at <= now()
+          update actions.requests set status = 'expired', resolved_by = 'system', resolved_at = ${expiry.resolved_at},
+            receipt = ${expiry.receipt}
+          where id = ${expiry.id} and status = 'pending' and expires_at <= now()
           returning *
         ), logged as (
-          insert into actions.audit_events (request_id, account_id, event, actor)
-          select id, account_id, 'expired', 'system' from changed
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
         select * from changed`;
       return row ? afterward(row) : row;
     },
 
-    /** Expires up to `batch` overdue requests; safe to run from every replica at once (skip locked). */
-    async expireDue(batch: number): Promise<RequestRow[]> {
+    /** Up to `batch` pending requests past their expiry, oldest expiry first (the sweeper signs their receipts). */
+    async overdue(batch: number): Promise<RequestRow[]> {
+      return sql<RequestRow[]>`
+        select * from actions.requests where status = 'pending' and expires_at <= now() order by expires_at limit ${batch}`;
+    },
+
+    /**
+     * Expires the given overdue requests with their receipts, each only if it is still pending: safe to run from
+     * every replica at once, and beside lazy expiry (one of them wins each request).
+     */
+    async expireAll(expiries: Expiry[]): Promise<RequestRow[]> {
+      if (!expiries.length) return [];
       const rows = await sql<RequestRow[]>`
         with due as (
-          select id from actions.requests where status = 'pending' and expires_at <= now()
-          order by expires_at limit ${batch} for update skip locked
+          select * from unnest(${expiries.map((e) => e.id)}::text[], ${expiries.map((e) => e.resolved_at.toISOString())}::timestamptz[],
+            ${expiries.map((e) => e.receipt) as string[]}::text[]) as d(id, resolved_at, receipt)
         ), changed as (
-          update actions.requests r set status = 'expired', resolved_by = 'system', resolved_at = now()
-          from due where r.id = due.id
+          update actions.requests r set status = 'expired', resolved_by = 'system', resolved_at = due.resolved_at,
+            receipt = due.receipt
+          from due where r.id = due.id and r.status = 'pending' and r.expires_at <= now()
           returning r.*
         ), logged as (
-          insert into actions.audit_events (request_id, account_id, event, actor)
-          select id, account_id, 'expired', 'system' from changed
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
         select * from changed`;
       return rows.length ? afterward(rows) : rows;
@@ -135,7 +191,11 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
      * Appends a webhook delivery attempt to a request's audit trail, once: a retried report of the same attempt
      * (same webhook id and attempt number) adds nothing. False when the request is unknown or it was there already.
      */
-    async auditWebhookAttempt(requestId: string, event: string, detail: { webhook_id: string; attempt: number } & Record<string, unknown>): Promise<boolean> {
+    async auditWebhookAttempt(
+      requestId: string,
+      event: string,
+      detail: { webhook_id: string; attempt: number } & Record<string, unknown>,
+    ): Promise<boolean> {
       const rows = await sql`
         insert into actions.audit_events (request_id, account_id, event, actor, detail)
         select r.id, r.account_id, ${event}, 'notifier', ${sql.json(detail as never)} from actions.requests r
@@ -165,6 +225,20 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
       return row;
     },
 
+    /** Undoes a claim whose call never reached the upstream, so the approved request can run once more. */
+    async releaseExecution(id: string, agentId: string, audit: AuditEntry): Promise<boolean> {
+      const rows = await sql`
+        with released as (
+          update actions.requests set execution_started_at = null
+          where id = ${id} and agent_id = ${agentId} and status = 'approved' and execution_started_at is not null
+          returning id, account_id
+        )
+        insert into actions.audit_events (request_id, account_id, event, actor, detail)
+        select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from released
+        returning 1`;
+      return rows.length > 0;
+    },
+
     /** Appends one audit entry to a request's trail. */
     async appendAudit(id: string, accountId: string, audit: AuditEntry): Promise<void> {
       await sql`
@@ -172,19 +246,25 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
         values (${id}, ${accountId}, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)})`;
     },
 
-    /** Appends one audit entry to a request of one agent, in one statement; false when the agent has no such request. */
-    async appendAuditForAgent(id: string, agentId: string, audit: AuditEntry): Promise<boolean> {
+    /**
+     * Appends one audit entry to a request of one agent, in one statement; false when the agent has no such request.
+     * With `flush: false` the commit does not wait for the WAL flush (synchronous_commit off for this transaction
+     * only): the entry is visible to every reader at once and lost only if Postgres itself crashes in the next
+     * moment, for records whose loss the process crashing just before writing them would equally cause.
+     */
+    async appendAuditForAgent(
+      id: string,
+      agentId: string,
+      audit: AuditEntry,
+      options: { flush: boolean } = { flush: true },
+    ): Promise<boolean> {
       const rows = await sql`
+        with commit_mode as (select set_config('synchronous_commit', ${options.flush ? 'on' : 'off'}, true))
         insert into actions.audit_events (request_id, account_id, event, actor, detail)
         select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)}
-        from actions.requests where id = ${id} and agent_id = ${agentId}
+        from actions.requests, commit_mode where id = ${id} and agent_id = ${agentId}
         returning id`;
       return rows.length > 0;
-    },
-
-    /** The audit trail of one request, oldest first. */
-    async auditTrail(id: string): Promise<Array<{ event: string; actor: string; detail: unknown; at: Date }>> {
-      return sql`select event, actor, detail, at from actions.audit_events where request_id = ${id} order by id`;
     },
   };
 }

@@ -20,9 +20,18 @@ export interface RequestRow {
   resolved_by: string | null;
   resolved_at: Date | null;
   reason: string | null;
+  /** Set when a passkey verified the holder's decision (DESIGN 5.6). */
+  user_verified?: boolean;
+  passkey_id?: string | null;
   spending_limit_exceeded: { period: string; limit: number; spent: number; requested: number } | null;
   created_at: Date;
   expires_at: Date;
+  /** SHA-256 of what the holder was shown (DESIGN 5.2); null on requests stored before receipts existed. */
+  request_hash: string | null;
+  /** The policy version the request was decided under at creation (DESIGN 5.2). */
+  policy_version: string | null;
+  /** The signed receipt, written in the statement that resolves the request. */
+  receipt: string | null;
   /** Set once, when the vault executor claims an approved vault execution request. */
   execution_started_at?: Date | null;
   agent_name?: string;

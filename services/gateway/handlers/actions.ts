@@ -1,36 +1,182 @@
-import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { StoredText, actionsEndpoints as ep, ApproveBody, CreateActionBody, DenyBody, ListActionsQuery } from '@agent-auth/contracts';
+import {
+  StoredText,
+  actionsEndpoints as ep,
+  ActionView,
+  ApproveBody,
+  CreateActionBody,
+  DenyBody,
+  GetActionQuery,
+  IdempotencyKey,
+  ListActionsQuery,
+  type CreateOutcome,
+} from '@agent-auth/contracts';
+import { AppError, errors, isAppError } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
-import type { Authenticator } from './auth.js';
+import type { Config } from '@agent-auth/config';
+
+/** The settings passkeys read: where they are bound. */
+type PasskeySettings = Pick<Config, 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGINS'>;
 import { addRoute } from './route.js';
+import { holdWhilePending, type WaitRegistry } from './held-waits.js';
+import { relyingPartyOf } from './relying-party.js';
 
 const RequestParams = z.object({ request_id: StoredText().max(100) });
 
+/** Where a passkey assertion in an approve or deny body must have been made; nothing when the body has none. */
+function passkeyOrigin(body: { webauthn?: unknown }, request: FastifyRequest, config: PasskeySettings) {
+  return body.webauthn ? { relying_party: relyingPartyOf(request, config) } : {};
+}
+
+/** The client's Idempotency-Key header, if it sent one (400 when malformed). */
+function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const given = headers['idempotency-key'];
+  if (given === undefined) return undefined;
+  const parsed = IdempotencyKey.safeParse(given);
+  if (!parsed.success) throw errors.idempotencyKeyInvalid();
+  return parsed.data;
+}
+
+/**
+ * Sends a create, and once more when the bus found no responder or timed out: the same key makes the retry
+ * find the request the first replica may have stored (or take it over), so a replica crash never doubles it.
+ */
+async function createOnce(
+  bus: Bus,
+  payload: z.output<typeof ep.create.request>,
+  requestId: string,
+): Promise<CreateOutcome> {
+  try {
+    return await bus.request(ep.create, payload, { requestId });
+  } catch (err) {
+    if (!isAppError(err) || (err.status !== 503 && err.status !== 504)) throw err;
+    return bus.request(ep.create, payload, { requestId });
+  }
+}
+
 /** Action requests: the agent's side (create, read, list) and the device's (pending, approve, deny). */
-export function actionRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator): void {
-  addRoute(app, auth, {
-    method: 'POST', url: '/actions', auth: 'agent', body: CreateActionBody, response: ep.create.response,
-    handler: ({ principal, body, requestId }) => bus.request(ep.create, { agent: principal, body }, { requestId }),
+export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry, config: PasskeySettings): void {
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions',
+    tag: 'Actions',
+    summary: 'Request an action',
+    description:
+      'The agent asks for permission. Rules and spending limits may decide at once (`approved` or ' +
+      '`denied`, `resolved_by` names how); otherwise the request is `pending` until a device decides or' +
+      " it expires. 402 when the free plan's monthly quota is used up. A vault request " +
+      '(`metadata.vault_execute`) carries its `content_hash`. An `Idempotency-Key` header (1-255 printable ' +
+      'characters) makes a retry safe: the same key within 24 h gets the first answer again, with ' +
+      '`Idempotent-Replayed: true`; the same key with another body is 422.',
+    auth: 'agent',
+    body: CreateActionBody,
+    response: ActionView,
+    handler: async ({ principal, body, requestId, headers, reply }) => {
+      const given = idempotencyKeyOf(headers);
+      const outcome = await createOnce(
+        bus,
+        { agent: principal, body, idempotency_key: given ?? `gw:${randomUUID()}` },
+        requestId,
+      );
+      // Only a repeat by the client is a replay to it; a retry of the gateway's own is invisible.
+      if (outcome.replayed && given !== undefined) reply.header('idempotent-replayed', 'true');
+      if ('action' in outcome) return outcome.action;
+      throw new AppError(outcome.error.status, outcome.error.code, outcome.error.detail);
+    },
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/actions', auth: 'agent', query: ListActionsQuery, response: ep.list.response,
+  addRoute(app, {
+    method: 'GET',
+    url: '/actions',
+    tag: 'Actions',
+    summary: "List the agent's requests",
+    description:
+      "The calling agent's own requests, newest first, filtered by `status` and `action_type`, at most" +
+      ' `limit` a page; `next_cursor` (null on the last page) passed back as `cursor` gives the next page.' +
+      ' Overdue pending requests are shown expired.',
+    auth: 'agent',
+    query: ListActionsQuery,
+    response: ep.list.response,
     handler: ({ principal, query, requestId }) => bus.request(ep.list, { agent: principal, query }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/actions/:request_id', auth: 'agent', params: RequestParams, response: ep.get.response,
-    handler: ({ principal, params, requestId }) => bus.request(ep.get, { agent: principal, id: params.request_id }, { requestId }),
+  addRoute(app, {
+    method: 'GET',
+    url: '/actions/:request_id',
+    tag: 'Actions',
+    summary: 'Read a request',
+    description:
+      "One of the calling agent's requests with its current status (an overdue pending request is " +
+      "expired on read). 404 for another agent's request. With `wait=S` (1-60) a pending request is held " +
+      'until it leaves pending or S seconds pass, then answered as it is (still `pending` on time-out).',
+    auth: 'agent',
+    params: RequestParams,
+    query: GetActionQuery,
+    response: ep.get.response,
+    handler: ({ principal, params, query, requestId, onClientGone }) => {
+      const read = () => bus.request(ep.get, { agent: principal, id: params.request_id }, { requestId });
+      if (query.wait === undefined) return read();
+      return holdWhilePending({
+        registry: waits,
+        requestId: params.request_id,
+        seconds: query.wait,
+        read,
+        onClientGone,
+      });
+    },
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/pending', auth: 'device', response: ep.pending.response,
+  addRoute(app, {
+    method: 'GET',
+    url: '/pending',
+    tag: 'Actions',
+    summary: 'List pending requests',
+    description: "The account's pending requests with everything the agent sent, critical first, then oldest first.",
+    auth: 'device',
+    response: ep.pending.response,
     handler: ({ principal, requestId }) => bus.request(ep.pending, { device: principal }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'POST', url: '/actions/:request_id/approve', auth: 'device', params: RequestParams, body: ApproveBody, bodyOptional: true, response: ep.approve.response,
-    handler: ({ principal, params, body, requestId }) => bus.request(ep.approve, { device: principal, id: params.request_id, body }, { requestId }),
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions/:request_id/approve',
+    tag: 'Actions',
+    summary: 'Approve a request',
+    description:
+      'Approves a pending request of the account. Optional `totp_code` (resolved_by `totp`), ' +
+      '`payment_method: "wallet_pay"`, `content_hash` (required for vault requests), and `signature` + ' +
+      '`timestamp` (required once the device has a public key), or `webauthn` + `timestamp` (a passkey ' +
+      "assertion over the same message's SHA-256; required once the device has a passkey; resolved_by " +
+      '`biometric`, `user_verified` true). 409 when the request is no longer pending; 403 when a check fails.',
+    auth: 'device',
+    params: RequestParams,
+    body: ApproveBody,
+    bodyOptional: true,
+    response: ep.approve.response,
+    handler: ({ principal, params, body, request, requestId }) =>
+      bus.request(
+        ep.approve,
+        { device: principal, id: params.request_id, body, ...passkeyOrigin(body, request, config) },
+        { requestId },
+      ),
   });
-  addRoute(app, auth, {
-    method: 'POST', url: '/actions/:request_id/deny', auth: 'device', params: RequestParams, body: DenyBody, bodyOptional: true, response: ep.deny.response,
-    handler: ({ principal, params, body, requestId }) => bus.request(ep.deny, { device: principal, id: params.request_id, body }, { requestId }),
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions/:request_id/deny',
+    tag: 'Actions',
+    summary: 'Deny a request',
+    description:
+      'Denies a pending request of the account, with an optional `reason`; `signature` or `webauthn`, with' +
+      ' `timestamp`, as for approve. 409 when the request is no longer pending.',
+    auth: 'device',
+    params: RequestParams,
+    body: DenyBody,
+    bodyOptional: true,
+    response: ep.deny.response,
+    handler: ({ principal, params, body, request, requestId }) =>
+      bus.request(
+        ep.deny,
+        { device: principal, id: params.request_id, body, ...passkeyOrigin(body, request, config) },
+        { requestId },
+      ),
   });
 }

@@ -16,8 +16,8 @@ export function createAuthenticator(bus: Bus, options: { ttlMs: number }) {
 
   return {
     async agent(apiKey: string | undefined, requestId: string): Promise<AgentPrincipal> {
-      if (!apiKey) throw errors.unauthorized('Missing X-API-Key header');
-      if (!apiKey.startsWith('aa_') || apiKey.length > 200) throw errors.unauthorized('Invalid API key');
+      if (!apiKey) throw errors.apiKeyMissing();
+      if (!apiKey.startsWith('aa_') || apiKey.length > 200) throw errors.apiKeyInvalid();
       const cached = agents.get(apiKey);
       if (cached) return cached;
       const principal = await bus.request(actionsEndpoints.authenticateAgent, { api_key: apiKey }, { requestId });
@@ -25,8 +25,8 @@ export function createAuthenticator(bus: Bus, options: { ttlMs: number }) {
       return principal;
     },
     async device(deviceId: string | undefined, requestId: string): Promise<DevicePrincipal> {
-      if (!deviceId) throw errors.unauthorized('Missing X-Device-Id header');
-      if (!deviceId.startsWith('dev_') || deviceId.length > 200) throw errors.unauthorized('Invalid device ID');
+      if (!deviceId) throw errors.deviceIdMissing();
+      if (!deviceId.startsWith('dev_') || deviceId.length > 200) throw errors.deviceIdInvalid();
       const cached = devices.get(deviceId);
       if (cached) return cached;
       const principal = await bus.request(actionsEndpoints.authenticateDevice, { device_id: deviceId }, { requestId });

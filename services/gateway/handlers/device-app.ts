@@ -9,7 +9,7 @@ export function deviceAppRoutes(app: FastifyInstance): void {
   const files = loadDeviceApp();
   const send = (name: string) => {
     const file = files.get(name);
-    if (!file) throw errors.notFound(`No file '${name}' in the device app`);
+    if (!file) throw errors.fileNotFound(name);
     return file;
   };
   app.get('/', async (_request, reply) => reply.redirect(DEVICE_APP_PATH));

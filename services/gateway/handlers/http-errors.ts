@@ -1,76 +1,101 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors, isAppError } from '@agent-auth/errors';
-
-const BODY_LIMIT_TEXT = (limit: number) => `Request body is larger than the ${limit}-byte limit`;
+import { noteRefusal } from './observability.js';
+import { MAX_JSON_DEPTH, tooDeepPath } from '@agent-auth/contracts';
 
 /** Maps anything thrown while serving a request to one AppError: the single place errors become HTTP. */
 function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): AppError {
   if (isAppError(err)) return err;
-  const code = (err as FastifyError).code;
-  switch (code) {
+  switch ((err as FastifyError).code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.payloadTooLarge(BODY_LIMIT_TEXT(bodyLimit));
+      return errors.bodyTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return errors.unsupportedMediaType('Unsupported Content-Type; send application/json');
+      return errors.unsupportedMediaType();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return errors.badRequest('Content-Length does not match the body');
+      return errors.invalidContentLength();
     case 'FST_ERR_CTP_INVALID_TYPE':
-      return errors.badRequest('Content-Type header is invalid');
+      return errors.invalidContentType();
   }
   const status = (err as FastifyError).statusCode;
-  if (status && status >= 400 && status < 500) return new AppError(status, 'BAD_REQUEST', err.message);
-  return errors.internal('Internal error');
+  if (status && status >= 400 && status < 500) {
+    return new AppError(status, errors.requestRefused.code, errors.requestRefused(err.message).detail);
+  }
+  return errors.internal();
 }
 
-/** Fastify options that make the router's and the HTTP parser's own errors answer {"detail": …} too. */
+/** Fastify options that make the router's and the HTTP parser's own errors answer {"code", "detail"} too. */
 export const frameworkErrorOptions = {
   frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') void reply.code(414).send({ detail: 'A path segment is longer than 200 characters' });
-    else if (error.code === 'FST_ERR_BAD_URL') void reply.code(400).send({ detail: 'The URL contains a segment that is not valid percent-encoding' });
-    else void reply.code(400).send({ detail: 'The request is not valid' });
+    const refusal =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? errors.pathSegmentTooLong()
+        : error.code === 'FST_ERR_BAD_URL'
+          ? errors.invalidUrlEncoding()
+          : errors.requestRefused('The request is not valid');
+    void reply.code(refusal.status).send(refusal.toBody());
   },
   clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:net').Socket) {
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
-    const [status, text] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-    const body = JSON.stringify({ detail: status === 431 ? 'Request headers are too large' : 'Malformed HTTP request' });
-    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const refusal = tooLarge ? errors.headersTooLarge() : errors.malformedHttp();
+    const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+    const body = JSON.stringify(refusal.toBody());
+    // A HEAD is answered with the headers the GET would have, and no body (RFC 9110 9.3.2).
+    const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${reason}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+    );
   },
 };
 
-/** Installs the JSON parser, the error mapper and the 404/405 answers, so every error body is {"detail": …}. */
+/** Installs the JSON parser, the error mapper and the 404/405 answers, so every error body is {"code", "detail"}. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   // JSON only: any other content type is a 415, not silently parsed as text.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (e) {
-      done(errors.badRequest(`Malformed JSON body: ${(e as Error).message}`), undefined);
+      return done(errors.malformedJson((e as Error).message), undefined);
     }
+    // Before anything recursive (validation, size checks, JSON.stringify) touches it.
+    const deep = tooDeepPath(parsed);
+    if (deep !== null) return done(errors.nestedTooDeeply(deep || 'body', MAX_JSON_DEPTH), undefined);
+    done(null, parsed);
   });
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toHttpError(err as Error, bodyLimit);
     if (mapped.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ status: mapped.status, detail: mapped.detail }, 'request refused');
-    return reply.status(mapped.status).send({ detail: mapped.detail });
+    else noteRefusal(request, mapped.detail); // logged on the request's one access line
+    return reply.status(mapped.status).send(mapped.toBody());
   });
 
   const patterns: Array<{ method: string; regex: RegExp }> = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const regex = new RegExp('^' + route.url.replace(/:[^/]+/g, '[^/]+') + '/?$');
+    const regex = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+')}/?$`);
     for (const method of methods) patterns.push({ method, regex });
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].filter((m) => m !== 'HEAD');
+    const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].filter(
+      (m) => m !== 'HEAD',
+    );
     if (allowed.length) {
-      return reply.status(405).header('allow', allowed.join(', ')).send({ detail: `Method ${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}` });
+      const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+      // OPTIONS on any route: which methods it takes (RFC 9110 9.3.7).
+      if (request.method === 'OPTIONS') return reply.status(204).header('allow', allow).send();
+      void reply.header('allow', allow);
     }
-    return reply.status(404).send({ detail: `No route ${request.method} ${path}` });
+    const refusal = allowed.length
+      ? errors.methodNotAllowed(request.method, path, allowed)
+      : errors.routeNotFound(request.method, path);
+    return reply.status(refusal.status).send(refusal.toBody());
   });
 }

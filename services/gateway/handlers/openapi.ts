@@ -1,9 +1,32 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { catalogue } from '@agent-auth/errors';
 import type { AuthKind } from './auth.js';
+
+/** The groups of the API reference (GET /docs); every operation names one. */
+export const API_TAGS = {
+  Accounts: 'Accounts, devices and plans: sign-up, extra devices, TOTP, the signing key, the plan and its quota.',
+  Passkeys:
+    "The device's passkeys (WebAuthn): approvals the platform authenticator verified (Face ID, fingerprint, PIN).",
+  Agents: "The account's agents and their API keys (shown once).",
+  Actions: 'Action requests: the agent asks, the device approves or denies, rules and limits decide routine cases.',
+  Policy: 'Rules and spending limits that settle requests without asking, and the spending summary.',
+  Vault: 'Credentials kept encrypted, and approved API calls made with them without the agent seeing the secret.',
+  Notifications: 'What reaches the device: the live event stream and Web Push subscriptions.',
+  Audit:
+    "The account's tamper-evident audit chain and its signed head; receipts verify against /.well-known/jwks.json.",
+} as const;
+export type ApiTag = keyof typeof API_TAGS;
 
 /** What a route tells the API description about itself (set by addRoute). */
 export interface RouteDoc {
+  /** One line, shown in the reference's list of operations. */
+  summary: string;
+  /** What it does, who may call it, and its notable refusals (Markdown). */
+  description: string;
+  tag: ApiTag;
+  /** Answers a Server-Sent Events stream instead of JSON. */
+  eventStream?: boolean;
   body?: z.ZodType;
   bodyOptional?: boolean;
   query?: z.ZodType;
@@ -23,7 +46,10 @@ const SECURITY: Record<AuthKind, Array<Record<string, string[]>>> = {
   none: [],
 };
 
-const ERROR = { description: 'Refused; `detail` says why', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const ERROR = {
+  description: 'Refused; `code` names the condition (docs/errors.md), `detail` says why',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -34,20 +60,43 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 function parameters(where: 'path' | 'query', schema: z.ZodType | undefined) {
   if (!schema) return [];
   const json = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, s]) => ({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: s }));
+  return Object.entries(json.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (json.required ?? []).includes(name),
+    schema: s,
+  }));
 }
 
+const EVENT_STREAM = { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' } } };
+
 function operation(method: string, url: string, auth: AuthKind, doc: RouteDoc) {
+  const success = doc.eventStream
+    ? EVENT_STREAM
+    : { 'application/json': { schema: doc.response ? jsonSchema(doc.response, 'output') : {} } };
   const op: Record<string, unknown> = {
     operationId: `${method.toLowerCase()}${url.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: doc.summary,
+    description: doc.description,
+    tags: [doc.tag],
     security: SECURITY[auth],
     parameters: [...parameters('path', doc.params), ...parameters('query', doc.query)],
     responses: {
-      200: { description: 'Success', content: { 'application/json': { schema: doc.response ? jsonSchema(doc.response, 'output') : {} } } },
-      400: ERROR, 401: ERROR, 403: ERROR, 404: ERROR, 409: ERROR, 413: ERROR, 429: ERROR,
+      200: { description: 'Success', content: success },
+      400: ERROR,
+      401: ERROR,
+      403: ERROR,
+      404: ERROR,
+      409: ERROR,
+      413: ERROR,
+      429: ERROR,
     },
   };
-  if (doc.body) op.requestBody = { required: !doc.bodyOptional, content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } } };
+  if (doc.body)
+    op.requestBody = {
+      required: !doc.bodyOptional,
+      content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } },
+    };
   return op;
 }
 
@@ -55,7 +104,10 @@ function operation(method: string, url: string, auth: AuthKind, doc: RouteDoc) {
  * Collects every contract-described route registered after it into an OpenAPI 3.1 document, generated from the
  * same zod schemas that validate the requests, so the description cannot drift from what the gateway accepts.
  */
-export function openApiCatalog(app: FastifyInstance, options: { prefix: string; title: string; version: string }) {
+export function openApiCatalog(
+  app: FastifyInstance,
+  options: { prefix: string; title: string; version: string; description: string },
+) {
   const paths: Record<string, Record<string, unknown>> = {};
   app.addHook('onRoute', (route) => {
     const doc = route.config?.doc;
@@ -63,7 +115,8 @@ export function openApiCatalog(app: FastifyInstance, options: { prefix: string; 
     const path = route.url.slice(options.prefix.length).replace(/:(\w+)/g, '{$1}');
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
-      (paths[path] ??= {})[method.toLowerCase()] = operation(method, path, route.config?.auth ?? 'none', doc);
+      paths[path] ??= {};
+      paths[path][method.toLowerCase()] = operation(method, path, route.config?.auth ?? 'none', doc);
     }
   });
   let built: unknown;
@@ -72,14 +125,26 @@ export function openApiCatalog(app: FastifyInstance, options: { prefix: string; 
     document() {
       built ??= {
         openapi: '3.1.0',
-        info: { title: options.title, version: options.version },
+        info: {
+          title: options.title,
+          version: options.version,
+          description: options.description,
+          license: { name: 'MIT', identifier: 'MIT' },
+        },
+        tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
         servers: [{ url: options.prefix }],
         components: {
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: "An agent's API key (aa_…)" },
             deviceId: { type: 'apiKey', in: 'header', name: 'X-Device-Id', description: 'A device id (dev_…)' },
           },
-          schemas: { Error: { type: 'object', required: ['detail'], properties: { detail: { type: 'string' } } } },
+          schemas: {
+            Error: {
+              type: 'object',
+              required: ['code', 'detail'],
+              properties: { code: { type: 'string', enum: catalogue.map((e) => e.code) }, detail: { type: 'string' } },
+            },
+          },
         },
         paths,
       };

@@ -2,40 +2,93 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CreateRuleBody, CreateSpendingLimitBody, policyEndpoints as ep, StoredText } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
-import type { Authenticator } from './auth.js';
 import { addRoute } from './route.js';
 
 const RuleParams = z.object({ rule_id: StoredText().max(100) });
 const LimitParams = z.object({ limit_id: StoredText().max(100) });
 
 /** Rules and spending limits (device, SPEC 4.9) and the agent's spending summary (SPEC 4.4). */
-export function policyRoutes(app: FastifyInstance, bus: Bus, auth: Authenticator): void {
-  addRoute(app, auth, {
-    method: 'POST', url: '/rules', auth: 'device', body: CreateRuleBody, response: ep.createRule.response,
+export function policyRoutes(app: FastifyInstance, bus: Bus): void {
+  addRoute(app, {
+    method: 'POST',
+    url: '/rules',
+    tag: 'Policy',
+    summary: 'Create a rule',
+    description:
+      'Adds a rule that approves or denies matching requests at creation (by action type, risk level, ' +
+      'agent, amount); rules are evaluated in creation order and the first match wins, after spending ' +
+      'limits.',
+    auth: 'device',
+    body: CreateRuleBody,
+    response: ep.createRule.response,
     handler: ({ principal, body, requestId }) => bus.request(ep.createRule, { device: principal, body }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/rules', auth: 'device', response: ep.listRules.response,
+  addRoute(app, {
+    method: 'GET',
+    url: '/rules',
+    tag: 'Policy',
+    summary: 'List rules',
+    description: "The account's rules in evaluation order.",
+    auth: 'device',
+    response: ep.listRules.response,
     handler: ({ principal, requestId }) => bus.request(ep.listRules, { device: principal }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'DELETE', url: '/rules/:rule_id', auth: 'device', params: RuleParams, response: ep.deleteRule.response,
-    handler: ({ principal, params, requestId }) => bus.request(ep.deleteRule, { device: principal, rule_id: params.rule_id }, { requestId }),
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/rules/:rule_id',
+    tag: 'Policy',
+    summary: 'Delete a rule',
+    description: 'Removes a rule at once. 404 for a rule of another account.',
+    auth: 'device',
+    params: RuleParams,
+    response: ep.deleteRule.response,
+    handler: ({ principal, params, requestId }) =>
+      bus.request(ep.deleteRule, { device: principal, rule_id: params.rule_id }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'POST', url: '/spending-limits', auth: 'device', body: CreateSpendingLimitBody, response: ep.createLimit.response,
-    handler: ({ principal, body, requestId }) => bus.request(ep.createLimit, { device: principal, body }, { requestId }),
+  addRoute(app, {
+    method: 'POST',
+    url: '/spending-limits',
+    tag: 'Policy',
+    summary: 'Create a spending limit',
+    description:
+      'A daily, weekly or monthly cap on approved amounts (in USD); a request that would pass it' +
+      ' is denied, whatever the rules say.',
+    auth: 'device',
+    body: CreateSpendingLimitBody,
+    response: ep.createLimit.response,
+    handler: ({ principal, body, requestId }) =>
+      bus.request(ep.createLimit, { device: principal, body }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/spending-limits', auth: 'device', response: ep.listLimits.response,
+  addRoute(app, {
+    method: 'GET',
+    url: '/spending-limits',
+    tag: 'Policy',
+    summary: 'List spending limits',
+    description: "The account's spending limits with what is spent in the current window.",
+    auth: 'device',
+    response: ep.listLimits.response,
     handler: ({ principal, requestId }) => bus.request(ep.listLimits, { device: principal }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'DELETE', url: '/spending-limits/:limit_id', auth: 'device', params: LimitParams, response: ep.deleteLimit.response,
-    handler: ({ principal, params, requestId }) => bus.request(ep.deleteLimit, { device: principal, limit_id: params.limit_id }, { requestId }),
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/spending-limits/:limit_id',
+    tag: 'Policy',
+    summary: 'Delete a spending limit',
+    description: 'Removes a limit at once. 404 for a limit of another account.',
+    auth: 'device',
+    params: LimitParams,
+    response: ep.deleteLimit.response,
+    handler: ({ principal, params, requestId }) =>
+      bus.request(ep.deleteLimit, { device: principal, limit_id: params.limit_id }, { requestId }),
   });
-  addRoute(app, auth, {
-    method: 'GET', url: '/agent/spending-summary', auth: 'agent', response: ep.spendingSummary.response,
+  addRoute(app, {
+    method: 'GET',
+    url: '/agent/spending-summary',
+    tag: 'Policy',
+    summary: 'Spending summary',
+    description: 'For the calling agent: spend, remaining and utilization of each limit that applies to it.',
+    auth: 'agent',
+    response: ep.spendingSummary.response,
     handler: ({ principal, requestId }) => bus.request(ep.spendingSummary, { agent: principal }, { requestId }),
   });
 }

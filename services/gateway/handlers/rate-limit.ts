@@ -2,25 +2,46 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentPrincipal, DevicePrincipal } from '@agent-auth/contracts';
 import type { Config } from '@agent-auth/config';
 import { errors, isAppError } from '@agent-auth/errors';
+import { recordRateLimitRefusal } from '@agent-auth/metrics';
 import type { RateLimitOutcome, RateLimitStore } from '../store/rate-limits.js';
 import type { AuthKind, Authenticator } from './auth.js';
 
 /** Whose budget a request spends: its agent, its device, or (unauthenticated or failed authentication) its IP. */
 export interface Identity {
   key: string;
+  kind: 'agent' | 'device' | 'ip';
   limit: number;
   /** Named in the 429 detail. */
   label: string;
 }
 
 /** The limits SPEC 8.1 sets (defaults), from configuration. */
-export type RateLimitSettings = Pick<Config, 'RATE_LIMIT_WINDOW_SECONDS' | 'RATE_LIMIT_AGENT' | 'RATE_LIMIT_DEVICE' | 'RATE_LIMIT_IP'>;
+export type RateLimitSettings = Pick<
+  Config,
+  'RATE_LIMIT_WINDOW_SECONDS' | 'RATE_LIMIT_AGENT' | 'RATE_LIMIT_DEVICE' | 'RATE_LIMIT_IP'
+>;
 
 /** The identity a request is counted against. */
-export function identityOf(settings: RateLimitSettings, principal: AgentPrincipal | DevicePrincipal | null, ip: string): Identity {
-  if (principal && 'agent_id' in principal) return { key: `agent:${principal.agent_id}`, limit: settings.RATE_LIMIT_AGENT, label: 'this API key' };
-  if (principal && 'device_ref' in principal) return { key: `device:${principal.device_ref}`, limit: settings.RATE_LIMIT_DEVICE, label: 'this device' };
-  return { key: `ip:${ip}`, limit: settings.RATE_LIMIT_IP, label: `unauthenticated requests from ${ip}` };
+export function identityOf(
+  settings: RateLimitSettings,
+  principal: AgentPrincipal | DevicePrincipal | null,
+  ip: string,
+): Identity {
+  if (principal && 'agent_id' in principal)
+    return {
+      key: `agent:${principal.agent_id}`,
+      kind: 'agent',
+      limit: settings.RATE_LIMIT_AGENT,
+      label: 'this API key',
+    };
+  if (principal && 'device_ref' in principal)
+    return {
+      key: `device:${principal.device_ref}`,
+      kind: 'device',
+      limit: settings.RATE_LIMIT_DEVICE,
+      label: 'this device',
+    };
+  return { key: `ip:${ip}`, kind: 'ip', limit: settings.RATE_LIMIT_IP, label: `unauthenticated requests from ${ip}` };
 }
 
 /** The rate-limit headers of DESIGN ("Rate limits"): whole seconds, rounded up; Retry-After only when refused. */
@@ -42,6 +63,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: AuthKind;
+    /** A cheap public read under the API prefix (the OpenAPI document): not counted against any budget. */
+    unmetered?: boolean;
   }
 }
 
@@ -55,12 +78,23 @@ async function authenticate(auth: AuthKind, authenticator: Authenticator, reques
   return null;
 }
 
-async function spend(limiter: RateLimitStore, settings: RateLimitSettings, identity: Identity, reply: FastifyReply): Promise<void> {
+async function spend(
+  limiter: RateLimitStore,
+  settings: RateLimitSettings,
+  identity: Identity,
+  reply: FastifyReply,
+): Promise<void> {
   const outcome = await limiter.hit(identity.key, identity.limit, settings.RATE_LIMIT_WINDOW_SECONDS * 1000);
   const headers = rateLimitHeaders(identity.limit, outcome);
   void reply.headers(headers);
   if (!outcome.allowed) {
-    throw errors.rateLimited(`Rate limit of ${identity.limit} requests per ${settings.RATE_LIMIT_WINDOW_SECONDS} s exceeded for ${identity.label}; retry in ${headers['retry-after']} s`);
+    recordRateLimitRefusal(identity.kind);
+    throw errors.rateLimited(
+      identity.limit,
+      settings.RATE_LIMIT_WINDOW_SECONDS,
+      identity.label,
+      headers['retry-after'] ?? '1',
+    );
   }
 }
 
@@ -70,10 +104,14 @@ async function spend(limiter: RateLimitStore, settings: RateLimitSettings, ident
  * credential counts against the IP, then answers 401 (or 429 once the IP is over its limit). Every answer under the
  * API prefix, errors and unknown routes included, carries the rate-limit headers.
  */
-export function installAdmission(app: FastifyInstance, input: { prefix: string; authenticator: Authenticator; limiter?: RateLimitStore; settings: RateLimitSettings }): void {
+export function installAdmission(
+  app: FastifyInstance,
+  input: { prefix: string; authenticator: Authenticator; limiter?: RateLimitStore; settings: RateLimitSettings },
+): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith(input.prefix)) return; // health probes are not rate limited
+    if (request.routeOptions.config?.unmetered) return;
     const auth = request.routeOptions.config?.auth ?? 'none';
     let principal: AgentPrincipal | DevicePrincipal | null = null;
     let authError: unknown;
@@ -84,7 +122,8 @@ export function installAdmission(app: FastifyInstance, input: { prefix: string; 
       authError = err;
     }
     request.principal = principal;
-    if (input.limiter) await spend(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
+    if (input.limiter)
+      await spend(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
     if (authError) throw authError;
   });
 }

@@ -12,12 +12,23 @@ describe('GET /readyz', () => {
   async function gatewayWith(serve: (bus: Bus) => Promise<unknown>) {
     const bus = createInProcessBus({ prefix: 'ready', timeoutMs: 500 });
     await serve(bus);
-    const app = await createGateway({ bus, config: { ...loadConfig({}), RATE_LIMITS: false }, log: pino({ level: 'silent' }) });
+    const app = await createGateway({
+      bus,
+      config: { ...loadConfig({}), RATE_LIMITS: false },
+      log: pino({ level: 'silent' }),
+    });
     close = () => app.close();
     return app;
   }
   const healthOf = (bus: Bus, name: string, endpoint: typeof actionsEndpoints.health) =>
-    bus.serve({ name, version: '0.0.1', description: name, handlers: [handle(endpoint, async () => ({ ok: true as const }))], concurrency: 4, log: pino({ level: 'silent' }) });
+    bus.serve({
+      name,
+      version: '0.0.1',
+      description: name,
+      handlers: [handle(endpoint, async () => ({ ok: true as const }))],
+      concurrency: 4,
+      log: pino({ level: 'silent' }),
+    });
 
   it('is ready when actions and policy answer, and names each service, the optional ones included', async () => {
     const app = await gatewayWith(async (bus) => {
@@ -27,14 +38,20 @@ describe('GET /readyz', () => {
     });
     const res = await app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'ready', services: { actions: 'ok', policy: 'ok', vault: 'ok', notifier: expect.stringMatching(/^unavailable: /) } });
+    expect(res.json()).toMatchObject({
+      status: 'ready',
+      services: { actions: 'ok', policy: 'ok', vault: 'ok', notifier: expect.stringMatching(/^unavailable: /) },
+    });
   });
 
   it('is 503 naming what is missing when policy does not answer', async () => {
     const app = await gatewayWith(async (bus) => healthOf(bus, 'actions', actionsEndpoints.health));
     const res = await app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toMatchObject({ detail: 'Not ready: policy not answering', services: { actions: 'ok', policy: expect.stringMatching(/^unavailable/) } });
+    expect(res.json()).toMatchObject({
+      detail: 'Not ready: policy not answering',
+      services: { actions: 'ok', policy: expect.stringMatching(/^unavailable/) },
+    });
     expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
   });
 });

@@ -1,6 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@agent-auth/bus';
-import { actionsEndpoints, notifierEndpoints, policyEndpoints, vaultEndpoints, type EndpointDef } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import {
+  actionsEndpoints,
+  notifierEndpoints,
+  policyEndpoints,
+  vaultEndpoints,
+  type EndpointDef,
+} from '@agent-auth/contracts';
 
 // Requests cannot be created or decided without actions and policy: the gateway is not ready without them. The vault
 // executor and the notifier serve parts that can wait (executions, webhooks are durable), so they are reported only.
@@ -24,7 +31,10 @@ export function readinessRoutes(app: FastifyInstance, bus: Bus): void {
     const reported = await Promise.all(Object.entries(REPORTED).map(probe));
     const services = Object.fromEntries([...required, ...reported]);
     const missing = required.filter(([, state]) => state !== 'ok').map(([name]) => name);
-    if (missing.length) return reply.status(503).send({ detail: `Not ready: ${missing.join(' and ')} not answering`, services });
+    if (missing.length) {
+      const refusal = errors.notReady(missing);
+      return reply.status(refusal.status).send({ ...refusal.toBody(), services });
+    }
     return { status: 'ready', services };
   });
 }

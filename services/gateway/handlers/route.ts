@@ -1,8 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeZodError, type AgentPrincipal, type DevicePrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
-import type { AuthKind, Authenticator } from './auth.js';
+import type { AuthKind } from './auth.js';
+import type { ApiTag } from './openapi.js';
 
 type PrincipalOf<A extends AuthKind> = A extends 'agent' ? AgentPrincipal : A extends 'device' ? DevicePrincipal : null;
 
@@ -12,6 +14,13 @@ export interface RouteInput<A extends AuthKind, B, Q, P> {
   query: Q;
   params: P;
   requestId: string;
+  /** Registers a listener called if the client goes away before the answer. */
+  onClientGone: (listener: () => void) => void;
+  /** The HTTP request itself, for what only the transport knows (the host and scheme it came in on). */
+  request: FastifyRequest;
+  headers: IncomingHttpHeaders;
+  /** For a route that sets its own status or headers. */
+  reply: FastifyReply;
 }
 
 export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
@@ -23,40 +32,84 @@ export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.
   bodyOptional?: boolean;
   query?: Q;
   params?: P;
-  /** The success body, for the API description (GET /openapi.json). */
+  /** The success body, for the API description (GET /api/v1/openapi.json). */
   response?: z.ZodType;
+  /** For the API reference: one line, what it does (Markdown), and its group. */
+  summary: string;
+  description: string;
+  tag: ApiTag;
   handler: (input: RouteInput<A, z.output<B>, z.output<Q>, z.output<P>>) => Promise<unknown>;
 }
 
 function parsePart<S extends z.ZodType>(schema: S | undefined, value: unknown, root: string): z.output<S> {
   if (!schema) return undefined as z.output<S>;
   const result = schema.safeParse(value);
-  if (!result.success) throw errors.badRequest(describeZodError(result.error, root, value));
+  if (!result.success) throw errors.invalidRequest(describeZodError(result.error, root, value));
   return result.data;
+}
+
+/** The success body as its contract describes it (unknown fields dropped); a reply that breaks it is a 500. */
+function shapeReply(route: string, schema: z.ZodType, value: unknown): unknown {
+  const result = schema.safeParse(value);
+  if (!result.success) throw errors.replyBrokeContract(route, describeZodError(result.error, 'reply'));
+  return result.data;
+}
+
+// No id the service issues contains a control character: such an id is simply not found (DESIGN 5.5).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point of this pattern
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The path parameters, or a 404 when one of them could not be an id of ours. */
+function knownIds(params: unknown): unknown {
+  for (const [name, value] of Object.entries((params ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && CONTROL.test(value)) throw errors.idNotFound(name.replace(/_id$/, ''));
+  }
+  return params;
 }
 
 /** Declares one HTTP route: validate every part against its contract (the caller is already authenticated), run, answer 200 with JSON. */
 export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
   app: FastifyInstance,
-  _authenticator: Authenticator,
   spec: RouteSpec<A, B, Q, P>,
 ): void {
   app.route({
     method: spec.method,
     url: spec.url,
     // The admission hook (rate-limit.ts) authenticates by this before the body is read.
-    config: { auth: spec.auth, doc: { body: spec.body, bodyOptional: spec.bodyOptional, query: spec.query, params: spec.params, response: spec.response } },
-    handler: async (request) => {
+    config: {
+      auth: spec.auth,
+      doc: {
+        summary: spec.summary,
+        description: spec.description,
+        tag: spec.tag,
+        body: spec.body,
+        bodyOptional: spec.bodyOptional,
+        query: spec.query,
+        params: spec.params,
+        response: spec.response,
+      },
+    },
+    handler: async (request, reply) => {
       const principal = request.principal as PrincipalOf<A>;
-      if (spec.auth !== 'none' && !principal) throw errors.unauthorized('Not authenticated');
+      if (spec.auth !== 'none' && !principal) throw errors.notAuthenticated();
       const rawBody = request.body === undefined && spec.bodyOptional ? {} : request.body;
-      return spec.handler({
+      const result = await spec.handler({
         principal,
         body: parsePart(spec.body, rawBody, 'body'),
         query: parsePart(spec.query, request.query, 'query'),
-        params: parsePart(spec.params, request.params, 'path'),
+        params: parsePart(spec.params, knownIds(request.params), 'path'),
         requestId: request.id,
+        onClientGone: (listener) => {
+          reply.raw.once('close', () => {
+            if (!reply.raw.writableFinished) listener();
+          });
+        },
+        request,
+        headers: request.headers,
+        reply,
       });
+      // Services' replies are trusted on the bus; what leaves the system is shaped by the contract once, here.
+      return spec.response ? shapeReply(`${spec.method} ${spec.url}`, spec.response, result) : result;
     },
   });
 }

@@ -1,12 +1,13 @@
-import { webhookPayloadOf, type ActionEvent } from '@agent-auth/contracts';
-import type { NotifierDeps } from './deps.js';
-import type { DeliveryLoop } from './delivery-loop.js';
+import { type ActionEvent, webhookPayloadOf } from '@agent-auth/contracts';
+import type { NotifierDeps } from '../use-cases/deps.js';
+import { pushToDevices } from '../use-cases/notify-devices.js';
+import type { DeliveryLoop } from '../workers/delivery-loop.js';
 
 /**
  * Handles one action event from the durable stream. A resolution with a callback_url becomes a delivery job
  * (recorded before the event is acknowledged, keyed by the event id, so a redelivered event adds nothing) and
- * its first attempt starts at once; a new
- * pending request is pushed to the account's devices when a push provider is configured.
+ * its first attempt starts at once. With a push provider, a new pending request is pushed to the account's devices,
+ * and so is its outcome (so the notification is cleared on every phone).
  */
 export function actionEventHandler(deps: NotifierDeps, deliveries: Pick<DeliveryLoop, 'submit'>) {
   return async (event: ActionEvent): Promise<void> => {
@@ -20,26 +21,6 @@ export function actionEventHandler(deps: NotifierDeps, deliveries: Pick<Delivery
         body: JSON.stringify(webhookPayloadOf(event.action)),
       });
     }
-    if (event.type === 'action.created' && deps.push) await pushToDevices(deps, event);
+    if (deps.push) await pushToDevices(deps, deps.push, event);
   };
-}
-
-/** Best effort: a push that fails is logged, never retried (the live stream and GET /pending remain). */
-async function pushToDevices(deps: NotifierDeps, event: ActionEvent): Promise<void> {
-  const push = deps.push!;
-  const subscriptions = await deps.pushSubscriptions.forAccount(event.account_id);
-  const message = {
-    title: `Approval requested: ${event.action.title}`.slice(0, 120),
-    body: `${event.action.action_type}, ${event.action.risk_level} risk${event.action.amount !== null ? `, ${event.action.amount} ${event.action.currency}` : ''}`,
-    data: { type: event.type, request_id: event.action.id },
-  };
-  await Promise.all(
-    subscriptions.map(async (s) => {
-      try {
-        if ((await push.send(s, message)) === 'gone') await deps.pushSubscriptions.remove(s.endpoint, s.account_id);
-      } catch (err) {
-        deps.log.warn({ err, request_id: event.action.id, device_ref: s.device_ref }, 'push notification failed');
-      }
-    }),
-  );
 }

@@ -14,7 +14,7 @@ describe('delivery retention (real Postgres)', () => {
   async function delivery(id: string, state: string, finishedDaysAgo: number | null, audited: boolean) {
     const finished = finishedDaysAgo === null ? null : new Date(Date.now() - finishedDaysAgo * 86_400_000);
     await db.sql`insert into notifier.deliveries (webhook_id, request_id, account_id, agent_id, callback_url, body, state, attempts, finished_at)
-      values (${id}, ${'act_' + id}, 'acc_1', 'agt_1', 'https://example.com/hook', '{}', ${state}, 1, ${finished})`;
+      values (${id}, ${`act_${id}`}, 'acc_1', 'agt_1', 'https://example.com/hook', '{}', ${state}, 1, ${finished})`;
     await db.sql`insert into notifier.attempts (webhook_id, attempt, latency_ms, outcome, audited_at)
       values (${id}, 1, 5, ${state === 'pending' ? 'retrying' : state}, ${audited ? new Date() : null})`;
   }

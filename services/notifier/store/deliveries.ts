@@ -62,7 +62,10 @@ export function createDeliveryStore(sql: Sql) {
      * Records a delivery job already claimed for its first attempt by this process (the fast path: no claim query
      * between the event and the POST); undefined when the event was seen before.
      */
-    async addClaimed(job: Omit<DeliveryRow, 'attempts' | 'first_attempt_at'>, leaseSeconds: number): Promise<DeliveryRow | undefined> {
+    async addClaimed(
+      job: Omit<DeliveryRow, 'attempts' | 'first_attempt_at'>,
+      leaseSeconds: number,
+    ): Promise<DeliveryRow | undefined> {
       const [row] = await sql<DeliveryRow[]>`
         insert into notifier.deliveries (webhook_id, request_id, account_id, agent_id, callback_url, body, attempts, first_attempt_at, last_attempt_at, next_attempt_at)
         values (${job.webhook_id}, ${job.request_id}, ${job.account_id}, ${job.agent_id}, ${job.callback_url}, ${job.body}, 1, now(), now(),

@@ -18,11 +18,14 @@ export function createPushStore(sql: Sql) {
         on conflict (endpoint) do update set account_id = excluded.account_id, device_ref = excluded.device_ref, keys = excluded.keys`;
     },
     async remove(endpoint: string, accountId: string): Promise<boolean> {
-      const rows = await sql`delete from notifier.push_subscriptions where endpoint = ${endpoint} and account_id = ${accountId} returning endpoint`;
+      const rows =
+        await sql`delete from notifier.push_subscriptions where endpoint = ${endpoint} and account_id = ${accountId} returning endpoint`;
       return rows.length === 1;
     },
     async forAccount(accountId: string): Promise<PushSubscriptionRow[]> {
-      return sql<PushSubscriptionRow[]>`select endpoint, account_id, device_ref, keys from notifier.push_subscriptions where account_id = ${accountId} limit 50`;
+      return sql<
+        PushSubscriptionRow[]
+      >`select endpoint, account_id, device_ref, keys from notifier.push_subscriptions where account_id = ${accountId} limit 50`;
     },
   };
 }

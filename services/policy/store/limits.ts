@@ -10,7 +10,12 @@ const toRow = (r: RawLimit): LimitRow => ({ ...r, amount_limit_cents: Number(r.a
 export function createLimitStore(sql: Sql) {
   return {
     /** Inserts a limit unless the account already has `cap` limits; undefined when it has. */
-    async insert(id: string, accountId: string, limit: Omit<CreateSpendingLimitBody, 'amount_limit'> & { amount_limit_cents: number }, cap: number): Promise<LimitRow | undefined> {
+    async insert(
+      id: string,
+      accountId: string,
+      limit: Omit<CreateSpendingLimitBody, 'amount_limit'> & { amount_limit_cents: number },
+      cap: number,
+    ): Promise<LimitRow | undefined> {
       const [row] = await sql<RawLimit[]>`
         insert into policy.spending_limits (id, account_id, period, amount_limit_cents, agent_id, action_type)
         select ${id}, ${accountId}, ${limit.period}, ${limit.amount_limit_cents}, ${limit.agent_id}, ${limit.action_type}
@@ -29,7 +34,8 @@ export function createLimitStore(sql: Sql) {
 
     /** Deletes a limit of the account; false when the account has no such limit. */
     async delete(accountId: string, id: string): Promise<boolean> {
-      const rows = await sql`delete from policy.spending_limits where id = ${id} and account_id = ${accountId} returning id`;
+      const rows =
+        await sql`delete from policy.spending_limits where id = ${id} and account_id = ${accountId} returning id`;
       return rows.length === 1;
     },
   };

@@ -5,7 +5,10 @@ import type { RuleRow } from './rows.js';
 type RawRule = Omit<RuleRow, 'amount_max_cents'> & { amount_max_cents: string | null };
 
 // bigint arrives as text; rule caps are at most 1e11 cents, well inside a double's exact range.
-const toRow = (r: RawRule): RuleRow => ({ ...r, amount_max_cents: r.amount_max_cents === null ? null : Number(r.amount_max_cents) });
+const toRow = (r: RawRule): RuleRow => ({
+  ...r,
+  amount_max_cents: r.amount_max_cents === null ? null : Number(r.amount_max_cents),
+});
 
 /** Persistence of an account's rules, in creation order. */
 export function createRuleStore(sql: Sql) {

@@ -25,7 +25,11 @@ export interface SpendScope {
 }
 
 const windowsJson = (w: PeriodWindows) =>
-  (Object.keys(w) as LimitPeriod[]).map((period) => ({ period, starts: w[period].start.toISOString(), ends: w[period].end.toISOString() }));
+  (Object.keys(w) as LimitPeriod[]).map((period) => ({
+    period,
+    starts: w[period].start.toISOString(),
+    ends: w[period].end.toISOString(),
+  }));
 
 /**
  * Spend accounting of the policy schema. Every write runs as one plpgsql call that takes the account's advisory
@@ -38,12 +42,20 @@ export function createSpendStore(sql: Sql) {
      * Records an approval's spend and adds it to the totals of the limits covering it. With `enforce`, nothing is
      * recorded when a covering limit would pass its figure. `spent` is each covering limit's spend before it.
      */
-    async record(accountId: string, entry: SpendEntry, windows: PeriodWindows, enforce: boolean): Promise<{ recorded: boolean; spent: Map<string, number> }> {
+    async record(
+      accountId: string,
+      entry: SpendEntry,
+      windows: PeriodWindows,
+      enforce: boolean,
+    ): Promise<{ recorded: boolean; spent: Map<string, number> }> {
       const [row] = await sql<Array<{ result: { recorded: boolean; spent: Record<string, number | string> } }>>`
         select policy.record_spend(${accountId},
           ${sql.json({ ...entry, approved_at: entry.approved_at.toISOString() } as never)}::jsonb,
           ${sql.json(windowsJson(windows) as never)}::jsonb, ${enforce}) as result`;
-      return { recorded: row!.result.recorded, spent: new Map(Object.entries(row!.result.spent).map(([id, v]) => [id, Number(v)])) };
+      return {
+        recorded: row!.result.recorded,
+        spent: new Map(Object.entries(row!.result.spent).map(([id, v]) => [id, Number(v)])),
+      };
     },
 
     /** Opens a new limit's running total for its current window (from the ledger, under the account's lock). */
@@ -53,7 +65,9 @@ export function createSpendStore(sql: Sql) {
 
     /** Takes back the spend of an action that was never stored or approved after all; false when none was recorded. */
     async release(accountId: string, actionId: string): Promise<boolean> {
-      const [row] = await sql<Array<{ released: boolean }>>`select policy.release_spend(${accountId}, ${actionId}) as released`;
+      const [row] = await sql<
+        Array<{ released: boolean }>
+      >`select policy.release_spend(${accountId}, ${actionId}) as released`;
       return row!.released;
     },
 

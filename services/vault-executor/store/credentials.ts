@@ -29,11 +29,15 @@ export function createCredentialStore(sql: Sql) {
 
     /** An account's credentials, by service name. */
     async listForAccount(accountId: string): Promise<CredentialRow[]> {
-      return sql<CredentialRow[]>`select * from vault.credentials where account_id = ${accountId} order by service_name`;
+      return sql<
+        CredentialRow[]
+      >`select * from vault.credentials where account_id = ${accountId} order by service_name`;
     },
 
     async countForAccount(accountId: string): Promise<number> {
-      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from vault.credentials where account_id = ${accountId}`;
+      const [row] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from vault.credentials where account_id = ${accountId}`;
       return row!.n;
     },
 

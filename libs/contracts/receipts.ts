@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import canonicalizeModule from 'canonicalize';
+import { z } from 'zod';
+import type { RuleView, SpendingLimitView } from './http/policy.js';
+
+// canonicalize ships CommonJS; under NodeNext its default export arrives as the module object.
+const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? canonicalizeModule) as (
+  input: unknown,
+) => string | undefined;
+
+/** The `typ` header of a receipt (DESIGN 5.2) and of a signed audit chain head. */
+export const RECEIPT_TYP = 'aa-receipt+jwt';
+export const AUDIT_HEAD_TYP = 'aa-audit-head+jws';
+/** The prev_hash of an account's first audit event. */
+export const ZERO_HASH = '0'.repeat(64);
+
+/** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of a value. */
+export function canonicalSha256(value: unknown): string {
+  return createHash('sha256').update(canonicalize(value)!, 'utf8').digest('hex');
+}
+
+/** What the holder was shown of a request, as stored (DESIGN 5.2 `request_hash`). */
+export interface ShownRequest {
+  action_type: string;
+  title: string;
+  description: string | null;
+  risk_level: string;
+  reversible: boolean;
+  amount_cents: number | null;
+  currency: string;
+  recipient: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+/** The receipt's `request_hash`: SHA-256 of the canonical JSON of exactly what the holder was shown. */
+export function requestHash(shown: ShownRequest): string {
+  return canonicalSha256({
+    action_type: shown.action_type,
+    title: shown.title,
+    description: shown.description ?? null,
+    risk_level: shown.risk_level,
+    reversible: shown.reversible,
+    amount_cents: shown.amount_cents ?? null,
+    currency: shown.currency,
+    recipient: shown.recipient ?? null,
+    metadata: shown.metadata ?? {},
+  });
+}
+
+/**
+ * The receipt's `policy_version`: SHA-256 of the canonical JSON of the account's rules (evaluation order) and
+ * spending limits exactly as GET /rules and GET /spending-limits show them, so a holder can recompute it.
+ */
+export function policyVersion(rules: RuleView[], limits: SpendingLimitView[]): string {
+  return canonicalSha256({ rules, spending_limits: limits });
+}
+
+/** One event of an account's audit chain, as GET /audit serves it. */
+export const AuditEvent = z.object({
+  seq: z.number().int().min(1),
+  at: z.string(),
+  request_id: z.string().nullable(),
+  type: z.string(),
+  actor: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  prev_hash: z.string(),
+  hash: z.string(),
+});
+export type AuditEvent = z.infer<typeof AuditEvent>;
+
+/** An event's `hash`: SHA-256 of the canonical JSON of the event without its hash. */
+export function auditEventHash(event: Omit<AuditEvent, 'hash'>): string {
+  return canonicalSha256({
+    seq: event.seq,
+    at: event.at,
+    request_id: event.request_id,
+    type: event.type,
+    actor: event.actor,
+    data: event.data,
+    prev_hash: event.prev_hash,
+  });
+}
+
+export const AuditPage = z.object({ events: z.array(AuditEvent), next_after: z.number().int().nullable() });
+export type AuditPage = z.infer<typeof AuditPage>;
+export const AuditTrail = z.object({ events: z.array(AuditEvent) });
+export type AuditTrail = z.infer<typeof AuditTrail>;
+
+/** The signed head of an account's chain; `at` is the head event's time (null while the chain is empty). */
+export const AuditHead = z.object({
+  seq: z.number().int().min(0),
+  hash: z.string(),
+  at: z.string().nullable(),
+  signature: z.string(),
+});
+export type AuditHead = z.infer<typeof AuditHead>;
+
+/** Query of GET /audit. */
+export const AuditQuery = z.object({
+  after: z.coerce.number().int('must be a whole number').min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: z.coerce.number().int('must be a whole number').min(1).max(500).default(100),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;
+
+/** A public JSON Web Key of a receipt key (EC P-256). */
+export const ReceiptJwk = z.object({
+  kty: z.literal('EC'),
+  crv: z.literal('P-256'),
+  x: z.string(),
+  y: z.string(),
+  kid: z.string(),
+  alg: z.literal('ES256'),
+  use: z.literal('sig'),
+});
+export const Jwks = z.object({ keys: z.array(ReceiptJwk) });
+export type Jwks = z.infer<typeof Jwks>;

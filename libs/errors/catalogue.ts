@@ -1,0 +1,227 @@
+import { AppError } from './app-error.js';
+
+/** One condition the service can refuse with: a stable code, its HTTP status and how its detail is written. */
+export interface CatalogueEntry<A extends unknown[] = never[]> {
+  (...args: A): AppError;
+  readonly code: string;
+  readonly status: number;
+}
+
+function entry<A extends unknown[]>(code: string, status: number, detail: (...args: A) => string): CatalogueEntry<A> {
+  const make = (...args: A) => new AppError(status, code, detail(...args));
+  return Object.assign(make, { code, status });
+}
+
+const quotaText = (quota: number) =>
+  `Monthly quota of ${quota} actions on the free plan is used up; it renews on the 1st of next month (UTC), ` +
+  'or switch to the unlimited plan with POST /account/plan {"plan": "unlimited"}';
+
+/**
+ * The error catalogue: every refusal of the service, one entry per condition, thrown by name
+ * (`throw errors.actionNotPending(status)`) and mapped to HTTP once, in the gateway. docs/errors.md lists them.
+ */
+export const errors = {
+  // 400: the request itself is wrong; the detail names the field.
+  invalidRequest: entry('invalid_request', 400, (fieldAndReason: string) => fieldAndReason),
+  malformedJson: entry('malformed_json', 400, (reason: string) => `Malformed JSON body: ${reason}`),
+  malformedHttp: entry('malformed_http', 400, () => 'Malformed HTTP request'),
+  invalidContentLength: entry('invalid_content_length', 400, () => 'Content-Length does not match the body'),
+  invalidContentType: entry('invalid_content_type', 400, () => 'Content-Type header is invalid'),
+  invalidUrlEncoding: entry(
+    'invalid_url_encoding',
+    400,
+    () => 'The URL contains a segment that is not valid percent-encoding',
+  ),
+  // Refusals of the HTTP framework itself that have no entry of their own keep the framework's status and text.
+  requestRefused: entry('request_refused', 400, (reason: string) => reason),
+  malformedMessage: entry('malformed_message', 400, () => 'Message is not valid JSON'),
+  invalidCursor: entry('invalid_cursor', 400, () => 'cursor: is not a next_cursor this service gave out'),
+  nestedTooDeeply: entry(
+    'nested_too_deeply',
+    400,
+    (field: string, max: number) => `${field}: is nested deeper than ${max} levels`,
+  ),
+  idempotencyKeyInvalid: entry(
+    'idempotency_key_invalid',
+    400,
+    () => 'Idempotency-Key: must be 1 to 255 printable ASCII characters',
+  ),
+  amountTooSmall: entry('amount_too_small', 400, () => 'amount: must be at least 0.01'),
+  callbackUrlNotHttps: entry('callback_url_not_https', 400, () => 'callback_url: must be an https URL'),
+  vaultRequestNotSystem: entry(
+    'vault_request_not_system',
+    400,
+    () => "action_type: must be 'system' for a vault execution request",
+  ),
+  walletPayNeedsAmount: entry(
+    'wallet_pay_needs_amount',
+    400,
+    () => 'payment_method: wallet_pay needs a request with an amount',
+  ),
+  invalidPublicKey: entry('invalid_public_key', 400, (reason: string) => `public_key: ${reason}`),
+  notVaultRequest: entry(
+    'not_vault_request',
+    400,
+    (id: string) => `Action request '${id}' is not a vault execution request`,
+  ),
+  webhookOfOtherRequest: entry('webhook_of_other_request', 400, () => 'body: must be the webhook of request_id'),
+  passkeyNeedsDomain: entry(
+    'passkey_needs_domain',
+    400,
+    (host: string) =>
+      `Passkeys need the app to be served from a domain name (e.g. localhost), not '${host}'; or set WEBAUTHN_RP_ID`,
+  ),
+
+  // 401: who is calling is unknown.
+  apiKeyMissing: entry('api_key_missing', 401, () => 'Missing X-API-Key header'),
+  apiKeyInvalid: entry('api_key_invalid', 401, () => 'Invalid API key'),
+  deviceIdMissing: entry('device_id_missing', 401, () => 'Missing X-Device-Id header'),
+  deviceIdInvalid: entry('device_id_invalid', 401, () => 'Invalid device ID'),
+  notAuthenticated: entry('not_authenticated', 401, () => 'Not authenticated'),
+
+  // 402
+  quotaExceeded: entry('quota_exceeded', 402, quotaText),
+
+  // 403: known caller, refused.
+  deviceSignatureInvalid: entry('device_signature_invalid', 403, (reason: string) => reason),
+  contentHashRequired: entry(
+    'content_hash_required',
+    403,
+    () => 'content_hash is required to approve a vault execution request',
+  ),
+  contentHashMismatch: entry('content_hash_mismatch', 403, (at: 'approval' | 'execution') =>
+    at === 'approval'
+      ? 'content_hash does not match the request (content hash mismatch)'
+      : 'The call differs from the approved one (content hash mismatch)',
+  ),
+  passkeyRequired: entry(
+    'passkey_required',
+    403,
+    () => 'This device has a passkey: approve and deny must carry webauthn (a passkey assertion) and timestamp',
+  ),
+  passkeyAssertionInvalid: entry('passkey_assertion_invalid', 403, (reason: string) => `webauthn: ${reason}`),
+  passkeyRegistrationInvalid: entry(
+    'passkey_registration_invalid',
+    403,
+    (reason: string) => `Passkey registration refused: ${reason}`,
+  ),
+  totpNotConfigured: entry('totp_not_configured', 403, () => 'TOTP is not configured for this account'),
+  totpLocked: entry(
+    'totp_locked',
+    403,
+    (seconds: number) => `Too many wrong TOTP codes: TOTP approval is locked for this account for ${seconds} s`,
+  ),
+  totpInvalid: entry('totp_invalid', 403, () => 'Invalid TOTP code'),
+  totpReused: entry('totp_reused', 403, () => 'TOTP code was already used; wait for the next code'),
+  actionNotApproved: entry(
+    'action_not_approved',
+    403,
+    (status: string) => `Action request is '${status}', not approved`,
+  ),
+  hostNotAllowed: entry(
+    'host_not_allowed',
+    403,
+    (host: string, service: string) => `Host '${host}' is not in the allowed_hosts of service '${service}'`,
+  ),
+  outboundRefused: entry('outbound_refused', 403, (reason: string) => reason),
+
+  // 404: nothing of that id is visible to the caller (another account's ids look the same).
+  actionNotFound: entry('action_not_found', 404, (id: string) => `Action request '${id}' not found`),
+  accountNotFound: entry('account_not_found', 404, () => 'Account not found'),
+  deviceNotFound: entry('device_not_found', 404, () => 'Device not found'),
+  agentNotFound: entry('agent_not_found', 404, (id: string) => `Agent '${id}' not found`),
+  ruleNotFound: entry('rule_not_found', 404, (id: string) => `Rule '${id}' not found`),
+  spendingLimitNotFound: entry('spending_limit_not_found', 404, (id: string) => `Spending limit '${id}' not found`),
+  credentialNotFound: entry('credential_not_found', 404, (id: string) => `Credential '${id}' not found`),
+  serviceCredentialNotFound: entry(
+    'service_credential_not_found',
+    404,
+    (service: string) => `Credential for service '${service}' not found`,
+  ),
+  passkeyNotFound: entry('passkey_not_found', 404, (id: string) => `Passkey '${id}' not found`),
+  fileNotFound: entry('file_not_found', 404, (name: string) => `No file '${name}' in the device app`),
+  // An id with a control character is no id of ours (DESIGN 5.5): simply not found, whatever the route.
+  idNotFound: entry('id_not_found', 404, (what: string) => `No ${what} with that id`),
+  routeNotFound: entry('route_not_found', 404, (method: string, path: string) => `No route ${method} ${path}`),
+
+  // 405
+  methodNotAllowed: entry(
+    'method_not_allowed',
+    405,
+    (method: string, path: string, allowed: string[]) =>
+      `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}`,
+  ),
+
+  // 409: the state does not allow it (any more).
+  actionNotPending: entry('action_not_pending', 409, (status: string) => `Action request is '${status}', not pending`),
+  alreadyExecuted: entry('already_executed', 409, (id: string) => `Action request '${id}' has already been executed`),
+  idempotencyKeyInProgress: entry(
+    'idempotency_key_in_progress',
+    409,
+    () => 'A request with this Idempotency-Key is still being processed; retry it shortly',
+  ),
+  totpAlreadyConfigured: entry('totp_already_configured', 409, () => 'TOTP already configured'),
+  tooManyCredentials: entry(
+    'too_many_credentials',
+    409,
+    (max: number) => `The vault holds at most ${max} credentials per account`,
+  ),
+  credentialExists: entry(
+    'credential_exists',
+    409,
+    (service: string) => `A credential for service '${service}' already exists`,
+  ),
+  tooManyRules: entry('too_many_rules', 409, (max: number) => `Too many rules: an account can have at most ${max}`),
+  tooManySpendingLimits: entry(
+    'too_many_spending_limits',
+    409,
+    (max: number) => `Too many spending limits: an account can have at most ${max}`,
+  ),
+  passkeyExists: entry('passkey_exists', 409, () => 'This passkey is already registered'),
+  pushNotConfigured: entry(
+    'push_not_configured',
+    409,
+    () => 'No push provider is configured; use the live stream GET /device/events',
+  ),
+
+  // 422
+  idempotencyKeyReused: entry(
+    'idempotency_key_reused',
+    422,
+    () => 'Idempotency-Key was already used with a different request body; use a new key for a new request',
+  ),
+
+  // 413-431: the request is too big or of the wrong kind.
+  bodyTooLarge: entry('body_too_large', 413, (limit: number) => `Request body is larger than the ${limit}-byte limit`),
+  pathSegmentTooLong: entry('path_segment_too_long', 414, () => 'A path segment is longer than 200 characters'),
+  unsupportedMediaType: entry('unsupported_media_type', 415, () => 'Unsupported Content-Type; send application/json'),
+  rateLimited: entry(
+    'rate_limited',
+    429,
+    (limit: number, windowSeconds: number, who: string, retryIn: string) =>
+      `Rate limit of ${limit} requests per ${windowSeconds} s exceeded for ${who}; retry in ${retryIn} s`,
+  ),
+  headersTooLarge: entry('headers_too_large', 431, () => 'Request headers are too large'),
+
+  // 500: a bug or broken data; the detail never carries internals to the caller.
+  internal: entry('internal', 500, () => 'Internal error'),
+  storedMetadataInvalid: entry('stored_metadata_invalid', 500, () => 'Stored vault metadata is not valid'),
+  malformedReply: entry('malformed_reply', 500, (endpoint: string) => `Malformed reply from ${endpoint}`),
+  replyBrokeContract: entry(
+    'reply_broke_contract',
+    500,
+    (endpoint: string, reason: string) => `Reply of ${endpoint} broke its contract: ${reason}`,
+  ),
+
+  // 502-504: a part of the service or the upstream API did not answer as it should.
+  upstreamTimeout: entry('upstream_timeout', 502, (reason: string) => `Upstream time-out: ${reason}`),
+  upstreamTooLarge: entry('upstream_too_large', 502, (reason: string) => `Upstream response too large: ${reason}`),
+  upstreamFailed: entry('upstream_failed', 502, (reason: string) => `Upstream error: ${reason}`),
+  serviceUnavailable: entry('service_unavailable', 503, (service: string) => `The ${service} service is not available`),
+  noEventConsumer: entry('no_event_consumer', 503, () => 'No consumer of action events is running'),
+  notReady: entry('not_ready', 503, (missing: string[]) => `Not ready: ${missing.join(' and ')} not answering`),
+  serviceTimeout: entry('service_timeout', 504, (service: string) => `The ${service} service did not answer in time`),
+} as const;
+
+/** Every entry of the catalogue, for documentation and its test. */
+export const catalogue: ReadonlyArray<{ code: string; status: number }> = Object.values(errors);

@@ -1,0 +1,2 @@
+export * from './registry.js';
+export { startMetricsServer, type MetricsServer } from './server.js';

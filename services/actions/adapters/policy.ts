@@ -1,0 +1,66 @@
+import type { Bus, RequestContext } from '@agent-auth/bus';
+import {
+  type DecideRequest,
+  type PolicyDecision,
+  policyEndpoints,
+  policyVersion,
+  type RecordSpendRequest,
+  type ReleaseSpendRequest,
+} from '@agent-auth/contracts';
+import { isAppError } from '@agent-auth/errors';
+
+/**
+ * The seam where the actions service asks for automatic decisions and reports spend, in the policy service's own
+ * contracts (libs/contracts/bus/policy.ts). `spend_recorded` of a decision says the approved amount already counts
+ * as spent (to be released if the request is never stored).
+ */
+export interface PolicyDecider {
+  decide(input: DecideRequest, ctx: RequestContext): Promise<PolicyDecision>;
+  /** Counts an approval by a person as spend; idempotent per action. */
+  recordSpend(input: RecordSpendRequest, ctx: RequestContext): Promise<void>;
+  /** Takes back spend recorded for an action that did not end up approved; never throws. */
+  releaseSpend(input: ReleaseSpendRequest, ctx: RequestContext): Promise<void>;
+}
+
+/** The policy_version (DESIGN 5.2) of an account without rules or limits. */
+const EMPTY_POLICY_VERSION = policyVersion([], []);
+
+/** Used while no policy service is wired in: every request waits for a person, and nothing counts spend. */
+export const noAutomaticDecisions: PolicyDecider = {
+  async decide() {
+    return { outcome: 'pending', policy_version: EMPTY_POLICY_VERSION };
+  },
+  async recordSpend() {},
+  async releaseSpend() {},
+};
+
+/** The policy service over the bus: the PolicyDecider that services/actions/main.ts and all-in-one wire in. */
+export function policyOverBus(bus: Bus): PolicyDecider {
+  const releaseSpend: PolicyDecider['releaseSpend'] = async (input, ctx) => {
+    try {
+      await bus.request(policyEndpoints.releaseSpend, input, { requestId: ctx.requestId });
+    } catch (err) {
+      ctx.log.warn({ err, action_id: input.action_id }, 'could not release spend; it stays counted');
+    }
+  };
+  return {
+    async decide(input, ctx) {
+      try {
+        return await bus.request(policyEndpoints.decide, input, { requestId: ctx.requestId });
+      } catch (err) {
+        // A decision that timed out may still have recorded its approval as spend, for a request that will now
+        // never be stored. Releasing is safe (the action id is new, nothing else counts on it); if the release is
+        // lost as well, the spend stays over-counted, which errs on the side of spending less.
+        if (isAppError(err) && err.status === 504) {
+          await releaseSpend({ action_id: input.action_id, account_id: input.account_id }, ctx);
+        }
+        throw err;
+      }
+    },
+    async recordSpend(input, ctx) {
+      // Never released on a time-out here: the request is still approvable; a racing approval may count on this row.
+      await bus.request(policyEndpoints.recordSpend, input, { requestId: ctx.requestId });
+    },
+    releaseSpend,
+  };
+}

@@ -1,0 +1,49 @@
+import { auditEventHash, ZERO_HASH, type AuditEvent } from '@agent-auth/contracts';
+
+/** An audit event as written on the request path, before the sealer gives it its place in the chain. */
+export interface UnsealedEvent {
+  id: string;
+  request_id: string | null;
+  event: string;
+  actor: string;
+  detail: Record<string, unknown>;
+  at: Date;
+}
+
+/** The last sealed event of an account's chain (seq 0 and the zero hash while the chain is empty). */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+export const EMPTY_CHAIN: ChainHead = { seq: 0, hash: ZERO_HASH };
+
+/** The public form of an event (GET /audit), from its stored fields and its place in the chain. */
+export function publicEvent(row: UnsealedEvent, place: { seq: number; prev_hash: string; hash: string }): AuditEvent {
+  return {
+    seq: place.seq,
+    at: row.at.toISOString(),
+    request_id: row.request_id,
+    type: row.event,
+    actor: row.actor,
+    data: row.detail,
+    prev_hash: place.prev_hash,
+    hash: place.hash,
+  };
+}
+
+/** Chains events after a head, in the order given: each gets the next seq, the previous hash, and its own hash. */
+export function chainAfter(
+  head: ChainHead,
+  rows: UnsealedEvent[],
+): Array<{ id: string; seq: number; prev_hash: string; hash: string }> {
+  let { seq, hash } = head;
+  return rows.map((row) => {
+    const place = { seq: seq + 1, prev_hash: hash, hash: '' };
+    const { hash: _unset, ...unhashed } = publicEvent(row, place);
+    place.hash = auditEventHash(unhashed);
+    seq = place.seq;
+    hash = place.hash;
+    return { id: row.id, ...place };
+  });
+}

@@ -1,0 +1,157 @@
+import { generateKeyPairSync, sign, webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { approvalMessage, checkTimestamp, parseDevicePublicKey, verifyApprovalSignature } from './device-signatures.js';
+
+const root = new URL('../../../', import.meta.url);
+const example = JSON.parse(readFileSync(new URL('docs/signed-approval-example.json', root), 'utf8'));
+const readme = readFileSync(new URL('README.md', root), 'utf8');
+
+function keyPair() {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { privateKey, pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+}
+
+const now = Date.parse('2025-06-01T12:00:00Z');
+
+describe('device public keys', () => {
+  it('accepts P-256 as PEM SPKI or JWK and stores PEM', () => {
+    const pem = parseDevicePublicKey(example.public_key_pem);
+    const jwk = parseDevicePublicKey(example.public_key_jwk);
+    expect(pem).toEqual({ ok: true, pem: example.public_key_pem });
+    expect(jwk).toEqual(pem);
+  });
+
+  it('refuses other curves, RSA, private keys and junk with a reason', () => {
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString();
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString();
+    expect(parseDevicePublicKey(p384)).toEqual({ ok: false, reason: 'must be an ECDSA P-256 key' });
+    expect(parseDevicePublicKey(rsa)).toEqual({ ok: false, reason: 'must be an ECDSA P-256 key' });
+    expect(parseDevicePublicKey(example.private_key_jwk)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/private/),
+    });
+    expect(parseDevicePublicKey('-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----')).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/private/),
+    });
+    expect(parseDevicePublicKey('hello')).toMatchObject({ ok: false });
+    expect(parseDevicePublicKey('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----')).toEqual({
+      ok: false,
+      reason: 'is not a valid public key',
+    });
+    expect(parseDevicePublicKey({ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' })).toEqual({
+      ok: false,
+      reason: 'is not a valid public key',
+    });
+  });
+});
+
+describe('approval signatures', () => {
+  it('the README example verifies, raw base64url and DER base64, and the README shows exactly these values', () => {
+    const message = approvalMessage({
+      requestId: example.request_id,
+      decision: 'approve',
+      contentHash: example.content_hash,
+      timestamp: example.timestamp,
+    });
+    expect(message).toBe(example.message);
+    for (const signature of [example.signature_raw_base64url, example.signature_der_base64]) {
+      expect(
+        verifyApprovalSignature({
+          publicKeyPem: example.public_key_pem,
+          message,
+          signature,
+          timestamp: example.timestamp,
+          nowMs: now,
+        }),
+      ).toEqual({ ok: true });
+      expect(readme).toContain(signature);
+    }
+    expect(readme).toContain(example.public_key_pem.split('\n')[1]);
+    expect(readme).toContain(example.public_key_jwk.x);
+  });
+
+  it('accepts WebCrypto (raw r‖s) signatures in base64 and base64url, with or without padding', async () => {
+    const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    const spki = Buffer.from(await webcrypto.subtle.exportKey('spki', keys.publicKey)).toString('base64');
+    const pem = `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+    const timestamp = '2025-06-01T12:01:00.123Z';
+    const message = approvalMessage({ requestId: 'act_x', decision: 'deny', contentHash: 'ab'.repeat(32), timestamp });
+    const raw = Buffer.from(
+      await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, keys.privateKey, Buffer.from(message)),
+    );
+    expect(raw.length).toBe(64);
+    for (const signature of [
+      raw.toString('base64'),
+      raw.toString('base64url'),
+      raw.toString('base64').replace(/=+$/, ''),
+    ]) {
+      expect(verifyApprovalSignature({ publicKeyPem: pem, message, signature, timestamp, nowMs: now })).toEqual({
+        ok: true,
+      });
+    }
+  });
+
+  it('refuses a missing signature, a tampered message, another key, bad encodings and stale timestamps, saying which', () => {
+    const { privateKey, pem } = keyPair();
+    const timestamp = '2025-06-01T12:00:00+02:00';
+    const message = approvalMessage({ requestId: 'act_1', decision: 'approve', contentHash: null, timestamp });
+    const signature = sign('sha256', Buffer.from(message), { key: privateKey, dsaEncoding: 'der' }).toString('base64');
+    const at = Date.parse(timestamp);
+    const check = (over: Partial<Parameters<typeof verifyApprovalSignature>[0]>) =>
+      verifyApprovalSignature({ publicKeyPem: pem, message, signature, timestamp, nowMs: at, ...over });
+    expect(check({})).toEqual({ ok: true });
+    expect(check({ signature: undefined })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/signature and timestamp are required/),
+    });
+    expect(check({ timestamp: null })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/signature and timestamp are required/),
+    });
+    expect(check({ message: message.replace('approve', 'deny') })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/does not verify/),
+    });
+    expect(check({ publicKeyPem: keyPair().pem })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/does not verify/),
+    });
+    expect(check({ signature: 'not base64!' })).toEqual({ ok: false, reason: 'signature must be base64 or base64url' });
+    expect(check({ signature: Buffer.alloc(64).toString('base64') })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/does not verify/),
+    });
+    expect(check({ nowMs: at + 301_000 })).toEqual({ ok: false, reason: expect.stringMatching(/301 s in the past/) });
+    expect(check({ nowMs: at - 301_000 })).toEqual({ ok: false, reason: expect.stringMatching(/301 s in the future/) });
+    expect(check({ nowMs: at + 300_000 })).toEqual({ ok: true });
+  });
+
+  it('timestamps must be ISO 8601 instants with a zone', () => {
+    expect(checkTimestamp('2025-06-01T12:00:00Z', now)).toEqual({ ok: true });
+    expect(checkTimestamp('2025-06-01T12:00:00.5+00:00', now)).toEqual({ ok: true });
+    for (const bad of [
+      '2025-06-01 12:00:00Z',
+      '2025-06-01T12:00:00',
+      '1748779200',
+      'yesterday',
+      '2025-13-01T12:00:00Z',
+    ]) {
+      expect(checkTimestamp(bad, now).ok, bad).toBe(false);
+    }
+  });
+
+  it('the message is the five lines of DESIGN, the content hash line empty when none', () => {
+    expect(approvalMessage({ requestId: 'act_1', decision: 'approve', contentHash: null, timestamp: 'T' })).toBe(
+      'aa-approval-v1\nact_1\napprove\n\nT',
+    );
+    expect(approvalMessage({ requestId: 'act_1', decision: 'deny', contentHash: 'abc', timestamp: 'T' })).toBe(
+      'aa-approval-v1\nact_1\ndeny\nabc\nT',
+    );
+  });
+});

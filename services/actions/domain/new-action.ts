@@ -1,0 +1,139 @@
+import {
+  type AgentPrincipal,
+  type CreateActionBody,
+  describeZodError,
+  type PolicyDecision,
+  requestHash,
+  riskRank,
+  toCents,
+  VaultExecutionMetadata,
+  vaultContentHash,
+} from '@agent-auth/contracts';
+import { isInsecureHostAllowed } from '@agent-auth/config';
+import { errors } from '@agent-auth/errors';
+import type { AuditEntry, NewRequest } from '../store/requests.js';
+
+/** Checks a callback URL: https, or http only to a host configured as a development exception. */
+export function checkCallbackUrl(allowInsecureHosts: { ALLOW_INSECURE_HOSTS: string[] }, url: string): void {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'https:') return;
+  if (isInsecureHostAllowed(allowInsecureHosts, parsed.hostname)) return;
+  throw errors.callbackUrlNotHttps();
+}
+
+/** The content hash of a vault execution request, or null for any other request (400 when its metadata is bad). */
+export function contentHashOf(body: CreateActionBody): string | null {
+  if (body.metadata?.vault_execute !== true) return null;
+  if (body.action_type !== 'system') throw errors.vaultRequestNotSystem();
+  const parsed = VaultExecutionMetadata.safeParse(body.metadata);
+  if (!parsed.success) throw errors.invalidRequest(`metadata.${describeZodError(parsed.error, 'metadata')}`);
+  return vaultContentHash(parsed.data);
+}
+
+/** The amount in cents, or null for a request without one (400 for an amount that rounds to nothing). */
+export function amountCentsOf(body: CreateActionBody): number | null {
+  const cents = body.amount == null ? null : toCents(body.amount);
+  if (cents === 0) throw errors.amountTooSmall();
+  return cents;
+}
+
+/** What the audit keeps of an automatic decision: the rule, or the limit figures that were exceeded. */
+function decisionDetail(decision: { rule_applied: string | null; spending_limit_exceeded?: unknown }) {
+  return decision.spending_limit_exceeded
+    ? { rule_applied: null, spending_limit_exceeded: decision.spending_limit_exceeded }
+    : { rule_applied: decision.rule_applied };
+}
+
+/** The parts of a new request decided before it is stored. */
+export interface Prepared {
+  id: string;
+  agent: AgentPrincipal;
+  body: CreateActionBody;
+  amountCents: number | null;
+  contentHash: string | null;
+  metadataEnc: string | null;
+  /** Its creation time (and resolution time when resolved at creation), as its receipt states it. */
+  at: Date;
+  /** What the holder is shown, hashed (DESIGN 5.2); null while receipts are off. */
+  requestHash: string | null;
+}
+
+/** The receipt's request_hash of a new request: its content as stored, metadata included. */
+export function requestHashOf(body: CreateActionBody, amountCents: number | null): string {
+  return requestHash({
+    action_type: body.action_type,
+    title: body.title,
+    description: body.description ?? null,
+    risk_level: body.risk_level,
+    reversible: body.reversible,
+    amount_cents: amountCents,
+    currency: body.currency,
+    recipient: body.recipient ?? null,
+    metadata: body.metadata ?? null,
+  });
+}
+
+/** The row of a new request as the policy left it (pending, or resolved by a rule or a limit). */
+export function newRequestRow(p: Prepared, decision: PolicyDecision, receipt: string | null): NewRequest {
+  const { body, agent } = p;
+  const resolved = decision.outcome !== 'pending';
+  return {
+    id: p.id,
+    account_id: agent.account_id,
+    agent_id: agent.agent_id,
+    action_type: body.action_type,
+    title: body.title,
+    description: body.description ?? null,
+    risk_level: body.risk_level,
+    risk_rank: riskRank(body.risk_level),
+    reversible: body.reversible,
+    amount_cents: p.amountCents === null ? null : String(p.amountCents),
+    currency: body.currency,
+    recipient: body.recipient ?? null,
+    metadata_enc: p.metadataEnc,
+    callback_url: body.callback_url ?? null,
+    content_hash: p.contentHash,
+    status: resolved ? decision.outcome : 'pending',
+    rule_applied: resolved ? decision.rule_applied : null,
+    resolved_by: resolved ? decision.resolved_by : null,
+    reason: null,
+    spending_limit_exceeded: resolved ? (decision.spending_limit_exceeded ?? null) : null,
+    expires_in_seconds: body.expires_in_seconds,
+    resolved,
+    at: p.at,
+    request_hash: p.requestHash,
+    policy_version: p.requestHash === null ? null : decision.policy_version,
+    receipt,
+  };
+}
+
+/** What a resolution's audit entry keeps of its receipt: the receipt itself (it is signed, and holds no secret). */
+export function receiptDetail(receipt: string | null): { receipt?: string } {
+  return receipt ? { receipt } : {};
+}
+
+/** The audit entries of a new request: its creation, and the automatic decision when there was one. */
+export function creationAudit(p: Prepared, decision: PolicyDecision, receipt: string | null): AuditEntry[] {
+  const { body } = p;
+  const created: AuditEntry = {
+    event: 'created',
+    actor: `agent:${p.agent.agent_id}`,
+    // No metadata in the audit trail: request_hash stands for everything the holder was shown, metadata included.
+    detail: {
+      action_type: body.action_type,
+      risk_level: body.risk_level,
+      amount_cents: p.amountCents,
+      request_hash: p.requestHash,
+    },
+  };
+  if (decision.outcome === 'pending') return [created];
+  // The receipt goes into the chain with the decision it proves.
+  return [
+    created,
+    {
+      event: decision.outcome,
+      actor: decision.resolved_by,
+      detail: { ...decisionDetail(decision), ...receiptDetail(receipt) },
+    },
+  ];
+}

@@ -1,0 +1,43 @@
+import { type ActionView, fromCents, PendingItem } from '@agent-auth/contracts';
+import type { RequestRow } from '../store/rows.js';
+
+type Metadata = Record<string, unknown>;
+const pendingFields = Object.keys(PendingItem.shape) as Array<keyof PendingItem>;
+
+/** The public action object of a stored request, with its decrypted metadata. */
+export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
+  const cents = row.amount_cents === null ? null : Number(row.amount_cents);
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    status: row.status as ActionView['status'],
+    action_type: row.action_type as ActionView['action_type'],
+    title: row.title,
+    description: row.description,
+    risk_level: row.risk_level as ActionView['risk_level'],
+    reversible: row.reversible,
+    amount: cents === null ? null : fromCents(cents),
+    amount_cents: cents,
+    currency: row.currency,
+    recipient: row.recipient,
+    metadata,
+    callback_url: row.callback_url,
+    content_hash: row.content_hash,
+    rule_applied: row.rule_applied,
+    resolved_by: row.resolved_by,
+    resolved_at: row.resolved_at?.toISOString() ?? null,
+    reason: row.reason,
+    created_at: row.created_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+    user_verified: row.user_verified ?? false,
+    passkey_id: row.passkey_id ?? null,
+    ...(row.spending_limit_exceeded ? { spending_limit_exceeded: row.spending_limit_exceeded } : {}),
+    receipt: row.receipt ?? null,
+  };
+}
+
+/** An entry of the device's pending list: the fields of the action view its contract names, and the agent's name. */
+export function toPendingItem(row: RequestRow, metadata: Metadata): PendingItem {
+  const view: Record<string, unknown> = { ...toActionView(row, metadata), agent_name: row.agent_name ?? '' };
+  return Object.fromEntries(pendingFields.map((field) => [field, view[field]])) as PendingItem;
+}

@@ -1,0 +1,16 @@
+import { type BoundHandler, handle } from '@agent-auth/bus';
+import { actionsEndpoints as ep } from '@agent-auth/contracts';
+import type { UseCases } from '../use-cases/use-cases.js';
+
+/** A device's passkeys on the bus (DESIGN 5.6): creation options, registration, listing and removal. */
+export function passkeyHandlers(uc: UseCases): BoundHandler[] {
+  const { passkeys } = uc;
+  return [
+    handle(ep.passkeyOptions, ({ device, relying_party }) => passkeys.options(device, relying_party)),
+    handle(ep.registerPasskey, ({ device, relying_party, body }, ctx) =>
+      passkeys.register(device, relying_party, body, ctx),
+    ),
+    handle(ep.listPasskeys, ({ device }) => passkeys.list(device)),
+    handle(ep.deletePasskey, ({ device, passkey_id }) => passkeys.remove(device, passkey_id)),
+  ];
+}

@@ -1,0 +1,41 @@
+import type { RequestContext } from '@agent-auth/bus';
+import type { AccountView, DevicePrincipal, Plan, SetPublicKeyBody } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import { normalizePublicKey } from '../domain/device-signatures.js';
+import { monthlyQuota } from '../domain/quota.js';
+import type { ActionsDeps } from './deps.js';
+
+type Deps = Pick<ActionsDeps, 'accounts' | 'identities' | 'settings'>;
+
+/** The account's plan and quota, and the device's signing key. */
+export function createAccounts(deps: Deps) {
+  const { accounts, identities, settings } = deps;
+
+  const view = async (accountId: string): Promise<AccountView> => {
+    const usage = await accounts.usage(accountId);
+    if (!usage) throw errors.accountNotFound();
+    return {
+      account_id: accountId,
+      plan: usage.plan,
+      actions_this_month: usage.actions,
+      monthly_quota: monthlyQuota(usage.plan, settings.FREE_PLAN_MONTHLY_ACTIONS),
+    };
+  };
+
+  return {
+    view,
+
+    async setPlan(device: DevicePrincipal, plan: Plan, ctx: RequestContext): Promise<AccountView> {
+      await accounts.setPlan(device.account_id, plan, `device:${device.device_ref}`);
+      ctx.log.info({ account_id: device.account_id, plan }, 'plan changed');
+      return view(device.account_id);
+    },
+
+    async setPublicKey(device: DevicePrincipal, body: SetPublicKeyBody) {
+      const key = normalizePublicKey(body.public_key);
+      const row = await identities.setDevicePublicKey(device.device_ref, key as string, `device:${device.device_ref}`);
+      if (!row) throw errors.deviceNotFound();
+      return { device_name: row.name, has_public_key: true as const, updated_at: new Date().toISOString() };
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { type AuditEvent, type AuditHead, type AuditPage, ZERO_HASH } from '@agent-auth/contracts';
+import { errors } from '@agent-auth/errors';
+import type { ActionsDeps } from './deps.js';
+
+const BATCH = 1000;
+
+/** Reading an account's audit chain (DESIGN 5.2): pages of it, one request's events, and its signed head. */
+export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'requests' | 'receiptKeys'>) {
+  const { auditChain, requests, receiptKeys } = deps;
+
+  /**
+   * Seals whatever of the account's events the background sealer has not reached yet (waiting for a sealer busy
+   * with the account), so that a reader sees every event written before it asked.
+   */
+  const sealNow = async (accountId: string): Promise<void> => {
+    while ((await auditChain.seal(accountId, BATCH, true))?.length === BATCH);
+  };
+
+  return {
+    /** GET /audit: the chain after `after`, `limit` events at most; next_after null once nothing is left. */
+    async page(accountId: string, query: { after: number; limit: number }): Promise<AuditPage> {
+      await sealNow(accountId);
+      const events = await auditChain.page(accountId, query.after, query.limit + 1);
+      const more = events.length > query.limit;
+      const shown = more ? events.slice(0, query.limit) : events;
+      return { events: shown, next_after: more ? shown[shown.length - 1]!.seq : null };
+    },
+
+    /** GET /actions/{id}/audit: the chain's events of one request of the account (404 for any other id). */
+    async ofRequest(accountId: string, requestId: string): Promise<{ events: AuditEvent[] }> {
+      if (!(await requests.findForAccount(requestId, accountId))) throw errors.actionNotFound(requestId);
+      await sealNow(accountId);
+      return { events: await auditChain.forRequest(accountId, requestId) };
+    },
+
+    /** GET /audit/head: the chain's last event, signed by the current receipt key over {account_id, seq, hash, at}. */
+    async head(accountId: string): Promise<AuditHead> {
+      await sealNow(accountId);
+      const last = await auditChain.head(accountId);
+      const head = { account_id: accountId, seq: last?.seq ?? 0, hash: last?.hash ?? ZERO_HASH, at: last?.at ?? null };
+      return { seq: head.seq, hash: head.hash, at: head.at, signature: await receiptKeys.signHead(head) };
+    },
+
+    /** GET /.well-known/jwks.json: every receipt public key. */
+    jwks: () => receiptKeys.jwks(),
+  };
+}

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RequestContext } from '@agent-auth/bus';
+import {
+  type ActionView,
+  type AgentPrincipal,
+  type CreateActionBody,
+  type CreateOutcome,
+  newId,
+} from '@agent-auth/contracts';
+import { errors, isAppError } from '@agent-auth/errors';
+import { toActionView } from '../domain/views.js';
+import { type createActionCreation, isUniqueViolation } from './create-action.js';
+import type { ActionsDeps } from './deps.js';
+import type { MetadataSeal } from './metadata.js';
+
+type Deps = Pick<ActionsDeps, 'settings' | 'keyring' | 'requests' | 'idempotency'> & {
+  metadata: MetadataSeal;
+  create: ReturnType<typeof createActionCreation>;
+};
+
+/**
+ * POST /actions with an Idempotency-Key (DESIGN 5.4): the first caller of a key creates the request; a repeat
+ * (a client's retry, or the gateway's retry racing on another replica) waits for that answer and gets it again;
+ * the same key with another body is 422. Without a key, every call creates.
+ */
+export function createIdempotentCreation(deps: Deps) {
+  const { idempotency, keyring, settings } = deps;
+  // A holder is presumed gone after half the bus time-out (its key is then taken over, same action id); a repeat
+  // waits for an answer until just before its caller's own time-out.
+  const leaseMs = Math.max(1000, Math.floor(settings.BUS_TIMEOUT_MS / 2));
+  const waitMs = Math.max(1000, settings.BUS_TIMEOUT_MS - 1500);
+
+  // The kept answer holds the request's metadata: encrypted, bound to the agent and key.
+  const answerContext = (agent: AgentPrincipal, key: string) => `idempotency:${agent.agent_id}:${key}`;
+  const keep = (agent: AgentPrincipal, key: string, status: number, body: unknown) =>
+    idempotency.answer(agent.agent_id, key, status, keyring.encrypt(JSON.stringify(body), answerContext(agent, key)));
+  const replay = (agent: AgentPrincipal, key: string, status: number, responseEnc: string): CreateOutcome => {
+    const body = JSON.parse(keyring.decrypt(responseEnc, answerContext(agent, key))) as Record<string, unknown>;
+    if (status === 200) return { replayed: true, action: body as ActionView };
+    return { replayed: true, error: { status, code: String(body.code), detail: String(body.detail) } };
+  };
+
+  /** Processes a key this replica holds; null when another replica stored its request first (replayed next). */
+  const processKey = async (
+    agent: AgentPrincipal,
+    body: CreateActionBody,
+    key: string,
+    id: string,
+    ctx: RequestContext,
+  ): Promise<CreateOutcome | null> => {
+    // A holder that stopped after storing the request but before keeping its answer: the request is the answer.
+    const stored = await deps.requests.findForAgent(id, agent.agent_id);
+    if (stored) {
+      const view = toActionView(stored, deps.metadata.open(stored));
+      await keep(agent, key, 200, view);
+      return { replayed: false, action: view };
+    }
+    try {
+      const view = await deps.create(agent, body, ctx, id);
+      await keep(agent, key, 200, view);
+      return { replayed: false, action: view };
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      if (isAppError(err) && err.status < 500) {
+        await keep(agent, key, err.status, err.toBody());
+        throw err;
+      }
+      // Nothing worth keeping (a service or the database failed): the next repeat of the key starts over at once.
+      await idempotency.release(agent.agent_id, key).catch(() => {});
+      throw err;
+    }
+  };
+
+  return async function createAction(
+    agent: AgentPrincipal,
+    body: CreateActionBody,
+    key: string | undefined,
+    ctx: RequestContext,
+  ): Promise<CreateOutcome> {
+    if (key === undefined) return { replayed: false, action: await deps.create(agent, body, ctx) };
+    const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const giveUpAt = Date.now() + waitMs;
+    for (;;) {
+      const claim = await idempotency.claim(agent.agent_id, key, bodyHash, newId('action'), leaseMs);
+      if (claim.kind === 'other_body') throw errors.idempotencyKeyReused();
+      if (claim.kind === 'answered') return replay(agent, key, claim.status, claim.responseEnc);
+      if (claim.kind === 'owner') {
+        const outcome = await processKey(agent, body, key, claim.actionId, ctx);
+        if (outcome) return outcome;
+      } else if (Date.now() > giveUpAt) {
+        throw errors.idempotencyKeyInProgress();
+      }
+      await sleep(100);
+    }
+  };
+}

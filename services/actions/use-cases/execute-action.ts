@@ -1,0 +1,93 @@
+import type { RequestContext } from '@agent-auth/bus';
+import {
+  type AgentPrincipal,
+  type ClaimedExecution,
+  type ExecutionRecord,
+  VaultExecutionMetadata,
+} from '@agent-auth/contracts';
+import { type AppError, errors } from '@agent-auth/errors';
+import type { RequestRow } from '../store/rows.js';
+import type { ActionsDeps } from './deps.js';
+import type { Expiry } from './expiry.js';
+import type { MetadataSeal } from './metadata.js';
+
+const auditEvents: Record<ExecutionRecord['outcome'], string> = {
+  succeeded: 'executed',
+  refused: 'execution_refused',
+  failed: 'execution_failed',
+};
+
+/** Why an agent's request cannot be claimed for execution now: the error the agent gets. */
+function whyNotExecutable(row: RequestRow): AppError {
+  if (!row.content_hash) return errors.notVaultRequest(row.id);
+  if (row.execution_started_at) return errors.alreadyExecuted(row.id);
+  return errors.actionNotApproved(row.status);
+}
+
+type Deps = Pick<ActionsDeps, 'requests'> & { expiry: Expiry; metadata: MetadataSeal };
+
+/** The actions side of a vault execution: claim an approved request once, and audit every attempt. */
+export function createExecution(deps: Deps) {
+  const { requests, expiry, metadata } = deps;
+
+  /** Explains a failed claim, and writes the refused attempt into the request's audit trail (own requests only). */
+  const refuseClaim = async (agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<never> => {
+    const found = await requests.findForAgent(id, agent.agent_id);
+    if (!found) throw errors.actionNotFound(id);
+    const row = await expiry.current(found);
+    const refusal = whyNotExecutable(row);
+    await requests.appendAudit(id, row.account_id, {
+      event: 'execution_refused',
+      actor: `agent:${agent.agent_id}`,
+      detail: { status: refusal.status, reason: refusal.detail },
+    });
+    ctx.log.info({ action_id: id, status: refusal.status }, 'vault execution refused');
+    throw refusal;
+  };
+
+  return {
+    async claim(agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<ClaimedExecution> {
+      const audit = { event: 'execution_started', actor: `agent:${agent.agent_id}` };
+      const claimed = await requests.claimExecution(id, agent.agent_id, audit);
+      if (!claimed) return refuseClaim(agent, id, ctx);
+      const call = VaultExecutionMetadata.safeParse(metadata.open(claimed));
+      if (!call.success || !claimed.content_hash) throw errors.storedMetadataInvalid();
+      return {
+        request_id: claimed.id,
+        account_id: claimed.account_id,
+        agent_id: claimed.agent_id,
+        content_hash: claimed.content_hash,
+        metadata: call.data,
+      };
+    },
+
+    /** Gives a claim back whose call was refused before the upstream was contacted (DESIGN 5.5). */
+    async release(agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<{ released: boolean }> {
+      const released = await requests.releaseExecution(id, agent.agent_id, {
+        event: 'execution_released',
+        actor: `agent:${agent.agent_id}`,
+        detail: { reason: 'refused before the upstream was contacted' },
+      });
+      ctx.log.info({ action_id: id, released }, 'vault execution claim released');
+      return { released };
+    },
+
+    async record(record: ExecutionRecord): Promise<{ recorded: true }> {
+      const { agent, request_id, outcome, target_host, status_code, error_status, detail, latency_ms } = record;
+      // The claim (committed, flushed) is what makes the call run at most once and puts it in the trail before it
+      // is made; the outcome is only a report of what happened, so its commit does not wait for the WAL flush.
+      const recorded = await requests.appendAuditForAgent(
+        request_id,
+        agent.agent_id,
+        {
+          event: auditEvents[outcome],
+          actor: `agent:${agent.agent_id}`,
+          detail: { target_host, status_code, error_status, detail, latency_ms },
+        },
+        { flush: false },
+      );
+      if (!recorded) throw errors.actionNotFound(request_id);
+      return { recorded: true };
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import type { Keyring } from '@agent-auth/encryption';
+import type { RequestRow } from '../store/rows.js';
+
+const context = (id: string) => `request:${id}:metadata`;
+/** Decrypted metadata kept in memory, by ciphertext: a pending list is read again and again while it waits. */
+const OPENED_MAX = 5000;
+
+/** Encrypts and decrypts a request's metadata, bound to its id so a ciphertext cannot be moved to another request. */
+export function createMetadataSeal(keyring: Keyring) {
+  // Keyed by ciphertext and id together, so an entry is only ever the plaintext of exactly that stored value.
+  const opened = new Map<string, string>();
+  const decrypt = (id: string, sealed: string): string => {
+    const key = `${id} ${sealed}`;
+    const hit = opened.get(key);
+    if (hit !== undefined) return hit;
+    const plain = keyring.decrypt(sealed, context(id));
+    opened.set(key, plain);
+    // Maps keep insertion order: the first key is the one opened longest ago.
+    if (opened.size > OPENED_MAX) opened.delete(opened.keys().next().value!);
+    return plain;
+  };
+  return {
+    /** The stored form of a new request's metadata, or null when it has none. */
+    seal(id: string, metadata: Record<string, unknown> | null | undefined): string | null {
+      return metadata ? keyring.encrypt(JSON.stringify(metadata), context(id)) : null;
+    },
+    /** The metadata of a stored request ({} when it has none); a fresh object on every call. */
+    open(row: Pick<RequestRow, 'id' | 'metadata_enc'>): Record<string, unknown> {
+      if (!row.metadata_enc) return {};
+      return JSON.parse(decrypt(row.id, row.metadata_enc)) as Record<string, unknown>;
+    },
+  };
+}
+export type MetadataSeal = ReturnType<typeof createMetadataSeal>;

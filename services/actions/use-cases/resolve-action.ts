@@ -1,0 +1,255 @@
+import type { RequestContext } from '@agent-auth/bus';
+import type {
+  ActionType,
+  ActionView,
+  ApproveBody,
+  DenyBody,
+  DevicePrincipal,
+  RecordSpendRequest,
+  RelyingParty,
+  ReleaseSpendRequest,
+} from '@agent-auth/contracts';
+import { safeEqual } from '@agent-auth/encryption';
+import { errors } from '@agent-auth/errors';
+import { approvalMessage, checkTimestamp, verifyApprovalSignature } from '../domain/device-signatures.js';
+import { toActionView } from '../domain/views.js';
+import { receiptDetail } from '../domain/new-action.js';
+import type { RequestRow } from '../store/rows.js';
+import type { ActionsDeps } from './deps.js';
+import type { Expiry } from './expiry.js';
+import type { MetadataSeal } from './metadata.js';
+import type { Passkeys } from './passkeys.js';
+import type { Totp } from './totp.js';
+import { recordDecision } from '@agent-auth/metrics';
+
+type Deps = Pick<ActionsDeps, 'requests' | 'identities' | 'policy' | 'receipts'> & {
+  expiry: Expiry;
+  metadata: MetadataSeal;
+  totp: Totp;
+  passkeys: Passkeys;
+};
+
+/** How a device proved a decision: recorded on the request and in its audit entry. */
+interface DecisionProof {
+  signed: boolean;
+  user_verified: boolean;
+  passkey_id: string | null;
+}
+
+/** What the request itself keeps of how the holder was verified. */
+const verifiedBy = (proof: DecisionProof) => ({ user_verified: proof.user_verified, passkey_id: proof.passkey_id });
+
+/**
+ * What the audit trail keeps of a device's signature besides the proof: the timestamp it signed, so that with the
+ * receipt's device_signature anyone holding the device's public key can check it again.
+ */
+const signedTimestamp = (proof: DecisionProof, body: { timestamp?: string | null }) =>
+  proof.signed ? { signed_timestamp: body.timestamp ?? null } : {};
+
+/** A person's answer to a pending request: approve (with its checks and spend) or deny. */
+export function createResolution(deps: Deps) {
+  const { requests, identities, policy, expiry, metadata, totp, passkeys } = deps;
+
+  /** Finds a request of the device's account that is still pending, or throws 404 / 409. */
+  const pendingRequest = async (device: DevicePrincipal, id: string): Promise<RequestRow> => {
+    const found = await requests.findForAccount(id, device.account_id);
+    if (!found) throw errors.actionNotFound(id);
+    const row = await expiry.current(found);
+    if (row.status !== 'pending') throw errors.actionNotPending(row.status);
+    return row;
+  };
+
+  /** After a conditional update matched nothing, explains why with the request's current state. */
+  const lostRace = async (device: DevicePrincipal, id: string): Promise<never> => {
+    const row = await pendingRequest(device, id);
+    throw errors.actionNotPending(row.status);
+  };
+
+  /**
+   * Takes back the spend an approval recorded once that approval did not go through, but only when the request
+   * can no longer be approved (denied, or past its expiry). Recording is per action, so another approval racing
+   * this one may be counting on the very same row; while the request is still approvable, or when its state
+   * cannot be read, the spend stays: over-counting is the safe side.
+   */
+  const releaseIfNeverApproved = async (spend: ReleaseSpendRequest, ctx: RequestContext): Promise<void> => {
+    const found = await requests.findForAccount(spend.action_id, spend.account_id).catch(() => undefined);
+    // Lazy expiry settles "past its expiry" on the database's clock, the one approvals are checked against.
+    const current = found && (await expiry.current(found).catch(() => undefined));
+    if (current?.status === 'denied' || current?.status === 'expired') await policy.releaseSpend(spend, ctx);
+  };
+
+  /** Verifies an ECDSA signature over the approval message; true, or a 403 saying why not. */
+  const checkSignature = (
+    publicKeyPem: string,
+    message: string,
+    body: { signature?: string | null; timestamp?: string | null },
+  ): true => {
+    const check = verifyApprovalSignature({
+      publicKeyPem,
+      message,
+      signature: body.signature,
+      timestamp: body.timestamp,
+      nowMs: Date.now(),
+    });
+    if (!check.ok) throw errors.deviceSignatureInvalid(check.reason);
+    return true;
+  };
+
+  /**
+   * Once a device has a public key, its approvals and denials must be signed over the approval message (DESIGN
+   * "Approve and deny"); once it has a passkey, they must carry a passkey assertion over that message's digest or
+   * such a signature (DESIGN 5.6). 403 naming what is wrong otherwise; devices with neither are not asked for one.
+   */
+  const checkDeviceProof = async (
+    device: DevicePrincipal,
+    row: RequestRow,
+    decision: 'approve' | 'deny',
+    body: ApproveBody | DenyBody,
+    rp: RelyingParty | undefined,
+  ): Promise<DecisionProof> => {
+    const timestamp = body.timestamp ?? '';
+    const message = approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp });
+    const publicKeyPem = await identities.devicePublicKey(device.device_ref);
+    if (body.webauthn) {
+      if (!body.timestamp)
+        throw errors.passkeyAssertionInvalid(
+          'timestamp is required beside it (the one in the approval message it signs)',
+        );
+      const time = checkTimestamp(body.timestamp, Date.now());
+      if (!time.ok) throw errors.passkeyAssertionInvalid(time.reason);
+      const signed = publicKeyPem !== null && body.signature ? checkSignature(publicKeyPem, message, body) : false;
+      const passkeyId = await passkeys.verifyDecision(device, rp, body.webauthn, message);
+      return { signed, user_verified: true, passkey_id: passkeyId };
+    }
+    if (!publicKeyPem) {
+      if (await passkeys.deviceHasAny(device)) throw errors.passkeyRequired();
+      return { signed: false, user_verified: false, passkey_id: null };
+    }
+    return { signed: checkSignature(publicKeyPem, message, body), user_verified: false, passkey_id: null };
+  };
+
+  const checkApproval = (row: RequestRow, body: ApproveBody) => {
+    if (row.content_hash) {
+      if (!body.content_hash) throw errors.contentHashRequired();
+      if (!safeEqual(body.content_hash.toLowerCase(), row.content_hash)) throw errors.contentHashMismatch('approval');
+    }
+    if (body.payment_method === 'wallet_pay' && row.amount_cents === null) throw errors.walletPayNeedsAmount();
+  };
+
+  const spendOf = (row: RequestRow, device: DevicePrincipal): RecordSpendRequest | null => {
+    if (row.amount_cents === null) return null;
+    return {
+      action_id: row.id,
+      account_id: device.account_id,
+      agent_id: row.agent_id,
+      action_type: row.action_type as ActionType,
+      amount_cents: Number(row.amount_cents),
+      currency: row.currency,
+    };
+  };
+
+  /**
+   * The receipt of a person's answer (DESIGN 5.2): the device by its public reference, the signature it sent, and
+   * (DESIGN 5.6) the passkey that verified the holder.
+   */
+  const receiptOf = (
+    row: RequestRow,
+    device: DevicePrincipal,
+    answer: { status: 'approved' | 'denied'; resolved_by: string; at: Date },
+    proof: DecisionProof,
+    body: { signature?: string | null },
+  ) =>
+    deps.receipts.sign(row, {
+      status: answer.status,
+      resolved_by: answer.resolved_by,
+      resolved_at: answer.at,
+      device: {
+        device_id: device.device_ref,
+        device_signature: body.signature ?? null,
+        ...(proof.user_verified ? { user_verified: true, passkey_id: proof.passkey_id } : {}),
+      },
+    });
+
+  return {
+    async approve(
+      device: DevicePrincipal,
+      id: string,
+      body: ApproveBody,
+      ctx: RequestContext,
+      rp?: RelyingParty,
+    ): Promise<ActionView> {
+      const row = await pendingRequest(device, id);
+      checkApproval(row, body);
+      const proof = await checkDeviceProof(device, row, 'approve', body, rp);
+      // Last of the checks, because accepting a TOTP code uses it up.
+      if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
+      // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
+      const resolvedBy = proof.user_verified
+        ? 'biometric'
+        : body.totp_code
+          ? 'totp'
+          : body.payment_method === 'wallet_pay'
+            ? 'wallet_pay'
+            : 'biometric';
+      // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
+      // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
+      // unseen); recording is idempotent per action, so racing approvals of one request count it once.
+      const spend = spendOf(row, device);
+      if (spend) await policy.recordSpend(spend, ctx);
+      const at = new Date();
+      const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, body)
+        .then((receipt) => {
+          const detail = { method: resolvedBy, ...proof, ...signedTimestamp(proof, body), ...receiptDetail(receipt) };
+          const audit = { event: 'approved', actor: `device:${device.device_ref}`, detail };
+          const change = {
+            status: 'approved' as const,
+            resolved_by: resolvedBy,
+            ...verifiedBy(proof),
+            resolved_at: at,
+            receipt,
+          };
+          return requests.resolve(id, device.account_id, change, audit);
+        })
+        .catch(async (err: unknown) => {
+          if (spend) await releaseIfNeverApproved(spend, ctx);
+          throw err;
+        });
+      if (!updated) {
+        if (spend) await releaseIfNeverApproved(spend, ctx);
+        return lostRace(device, id);
+      }
+      ctx.log.info({ action_id: id, resolved_by: resolvedBy }, 'action approved');
+      recordDecision('approved', 'device');
+      return toActionView(updated, metadata.open(updated));
+    },
+
+    async deny(
+      device: DevicePrincipal,
+      id: string,
+      body: DenyBody,
+      ctx: RequestContext,
+      rp?: RelyingParty,
+    ): Promise<ActionView> {
+      const row = await pendingRequest(device, id);
+      const proof = await checkDeviceProof(device, row, 'deny', body, rp);
+      const reason = body.reason ?? null;
+      const at = new Date();
+      const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, body);
+      const detail = { reason, ...proof, ...signedTimestamp(proof, body), ...receiptDetail(receipt) };
+      const audit = { event: 'denied', actor: `device:${device.device_ref}`, detail };
+      const change = {
+        status: 'denied' as const,
+        resolved_by: 'user',
+        reason,
+        ...verifiedBy(proof),
+        resolved_at: at,
+        receipt,
+      };
+      const updated = await requests.resolve(id, device.account_id, change, audit);
+      if (!updated) return lostRace(device, id);
+      ctx.log.info({ action_id: id }, 'action denied');
+      recordDecision('denied', 'device');
+      return toActionView(updated, metadata.open(updated));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { createAccounts } from './accounts.js';
+import { createActionCreation } from './create-action.js';
+import { createIdempotentCreation } from './create-once.js';
+import type { ActionsDeps } from './deps.js';
+import { createExecution } from './execute-action.js';
+import { createExpiry } from './expiry.js';
+import { createIdentities } from './identities.js';
+import { createMetadataSeal } from './metadata.js';
+import { createPasskeys } from './passkeys.js';
+import { createActionReading } from './read-actions.js';
+import { createResolution } from './resolve-action.js';
+import { createTotp } from './totp.js';
+import { createWebhookSigning } from './webhooks.js';
+import { createAuditChain } from './audit-chain.js';
+
+/** Every operation of the actions service, each built from only the dependencies it uses. */
+export function createUseCases(deps: ActionsDeps) {
+  const metadata = createMetadataSeal(deps.keyring);
+  const expiry = createExpiry(deps);
+  const totp = createTotp(deps);
+  const passkeys = createPasskeys(deps);
+  return {
+    createAction: createIdempotentCreation({ ...deps, metadata, create: createActionCreation({ ...deps, metadata }) }),
+    reading: createActionReading({ ...deps, expiry, metadata }),
+    resolution: createResolution({ ...deps, expiry, metadata, totp, passkeys }),
+    passkeys,
+    execution: createExecution({ ...deps, expiry, metadata }),
+    expiry,
+    totp,
+    identities: createIdentities(deps),
+    accounts: createAccounts(deps),
+    webhooks: createWebhookSigning(deps),
+    auditChain: createAuditChain(deps),
+  };
+}
+export type UseCases = ReturnType<typeof createUseCases>;

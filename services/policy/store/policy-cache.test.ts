@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { type CachedPolicy, createPolicyCache } from './policy-cache.js';
+
+const policyWith = (n: number): CachedPolicy => ({
+  rules: Array.from({ length: n }, (_, i) => ({ id: `rul_${i}` }) as never),
+  limits: [],
+});
+
+describe('policy cache', () => {
+  it('loads an account once, until its policy changes', async () => {
+    let loads = 0;
+    const cache = createPolicyCache({ load: async () => policyWith(++loads), ttlMs: 60_000, maxAccounts: 10 });
+    expect((await cache.get('acc_a')).rules).toHaveLength(1);
+    expect((await cache.get('acc_a')).rules).toHaveLength(1);
+    expect(loads).toBe(1);
+    cache.invalidate('acc_a');
+    expect((await cache.get('acc_a')).rules).toHaveLength(2);
+    expect(loads).toBe(2);
+  });
+
+  it('never keeps a copy loaded across a change (a load that started before the invalidation)', async () => {
+    let release!: () => void;
+    let loads = 0;
+    const cache = createPolicyCache({
+      load: async () => {
+        loads++;
+        if (loads === 1) await new Promise<void>((r) => (release = r));
+        return policyWith(loads);
+      },
+      ttlMs: 60_000,
+      maxAccounts: 10,
+    });
+    const slow = cache.get('acc_a');
+    await new Promise((r) => setTimeout(r, 5));
+    cache.invalidate('acc_a'); // the change commits while the first load is in flight
+    release();
+    expect((await slow).rules).toHaveLength(1); // used by the decision that asked for it
+    expect((await cache.get('acc_a')).rules).toHaveLength(2); // but not kept
+  });
+
+  it('reloads after the time-to-live and keeps at most maxAccounts', async () => {
+    let clock = 0;
+    let loads = 0;
+    const cache = createPolicyCache({
+      load: async () => policyWith(++loads),
+      ttlMs: 1000,
+      maxAccounts: 2,
+      now: () => clock,
+    });
+    await cache.get('acc_a');
+    clock = 999;
+    await cache.get('acc_a');
+    expect(loads).toBe(1);
+    clock = 1000;
+    await cache.get('acc_a');
+    expect(loads).toBe(2);
+    await cache.get('acc_b');
+    await cache.get('acc_c');
+    expect(cache.size).toBe(2);
+    await cache.get('acc_a'); // the oldest entry went first
+    expect(loads).toBe(5);
+  });
+});

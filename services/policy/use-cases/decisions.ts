@@ -1,0 +1,206 @@
+import type { RequestContext } from '@agent-auth/bus';
+import {
+  type AgentPrincipal,
+  type DecideRequest,
+  fromCents,
+  type PolicyDecision,
+  type RecordSpendRequest,
+  type ReleaseSpendRequest,
+} from '@agent-auth/contracts';
+import type { DecisionLimit, DecisionRule, PolicyLimit } from '../store/account-policy.js';
+import type { CachedPolicy } from '../store/policy-cache.js';
+import type { PeriodWindows, SpendScope } from '../store/spend.js';
+import type { PolicyDeps } from './deps.js';
+import { firstExceededLimit, limitApplies, summarize } from '../domain/limit-checks.js';
+import { periodWindow } from '../domain/period-windows.js';
+import { firstMatchingRule } from '../domain/rule-matching.js';
+
+/** A decision before the version of the policy it was taken under is attached (the receipts' policy_version). */
+type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'policy_version'> : never) : never;
+
+const PENDING: Verdict = { outcome: 'pending' };
+
+function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
+  return {
+    outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
+    resolved_by: `rule:${rule.name}`,
+    rule_applied: rule.name,
+    spend_recorded: spendRecorded,
+  };
+}
+
+function scopeOf(limit: PolicyLimit, now: Date): SpendScope {
+  return { id: limit.id, ...periodWindow(limit.period, now), agent_id: limit.agent_id, action_type: limit.action_type };
+}
+
+type Checkable = DecideRequest & { amount_cents: number };
+
+function windowsAt(now: Date): PeriodWindows {
+  return {
+    daily: periodWindow('daily', now),
+    weekly: periodWindow('weekly', now),
+    monthly: periodWindow('monthly', now),
+  };
+}
+
+/** The denial by the first covering limit that this request would take past its figure, if any. */
+function limitDenial(
+  req: Checkable,
+  covering: DecisionLimit[],
+  spent: (limit: DecisionLimit) => number,
+): Verdict | undefined {
+  const over = firstExceededLimit(
+    covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent(limit) })),
+    req.amount_cents,
+  );
+  if (!over) return undefined;
+  return {
+    outcome: 'denied',
+    resolved_by: `spending_limit:${over.limit.id}`,
+    rule_applied: null,
+    spending_limit_exceeded: {
+      period: over.limit.period,
+      limit: fromCents(over.limit_cents),
+      spent: fromCents(over.spent_cents),
+      requested: fromCents(req.amount_cents),
+    },
+    spend_recorded: false,
+  };
+}
+
+function spendOf(
+  req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_type' | 'currency'> & { amount_cents: number },
+) {
+  return {
+    action_id: req.action_id,
+    agent_id: req.agent_id,
+    action_type: req.action_type,
+    amount_cents: req.amount_cents,
+    currency: req.currency,
+  };
+}
+
+/**
+ * The automatic decision on a new request (SPEC 3, DESIGN "Rules" and "Spending limits"), from the replica's copy
+ * of the account's rules and limits: no database round trip when nothing covers the request with an amount, one
+ * otherwise (the spend of the covering limits, or recording an approval under the account's lock).
+ */
+async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
+  const policy = await deps.policyCache.get(req.account_id);
+  const decision = await decideFrom(deps, policy, req, false);
+  // The version of exactly the rules and limits decided under (DESIGN 5.2).
+  if (decision !== STALE) return { ...decision, policy_version: policy.version } as PolicyDecision;
+  // The database refused an approval for a limit this replica's copy does not know yet (its event is still on its
+  // way): decide again from a fresh copy.
+  deps.policyCache.invalidate(req.account_id);
+  const fresh = await deps.policyCache.get(req.account_id);
+  return {
+    ...((await decideFrom(deps, fresh, req, true)) as Verdict),
+    policy_version: fresh.version,
+  } as PolicyDecision;
+}
+
+/** What decideFrom answers when the database refused an approval for a limit the cached copy lacks. */
+const STALE = Symbol('stale policy');
+
+async function decideFrom(
+  deps: PolicyDeps,
+  policy: CachedPolicy,
+  req: DecideRequest,
+  fresh: boolean,
+): Promise<Verdict | typeof STALE> {
+  const amount = req.amount_cents;
+  const now = deps.now();
+  const rule = firstMatchingRule(policy.rules, req);
+  const covering = amount === null ? [] : policy.limits.filter((l) => limitApplies(l, req));
+  if (amount !== null && req.currency !== 'USD' && covering.length > 0) {
+    // Limits are in USD and there is no exchange rate to check this amount against them: a person decides.
+    // Denying is always within a limit, so an auto_deny rule still applies.
+    return rule?.decision === 'auto_deny' ? byRule(rule, false) : PENDING;
+  }
+  if (rule?.decision === 'auto_approve' && amount !== null) {
+    // Approving adds spend (recorded even where no limit covers it yet: a limit created later this period must see
+    // it). Checked against the limits the database holds and recorded under the account's lock, as one step that no
+    // other request of the account, on any replica, can interleave with.
+    const checkable: Checkable = { ...req, amount_cents: amount };
+    const locked = await deps.spend.record(
+      req.account_id,
+      { ...spendOf(checkable), approved_by: 'rule', approved_at: now },
+      windowsAt(now),
+      true,
+    );
+    if (locked.recorded) return byRule(rule, true);
+    const denial = limitDenial(checkable, withSpend(covering, locked.spent), (l) => l.spent_cents);
+    if (denial) return denial;
+    // Refused by no limit even of a fresh copy: this action's spend was recorded already (a repeated decision).
+    return fresh ? byRule(rule, false) : STALE;
+  }
+  if (amount === null || covering.length === 0) return rule ? byRule(rule, false) : PENDING;
+  // Limits come before rules: a request past a limit is denied even when no rule would approve it. Spend only
+  // grows (a release takes back an approval that never happened), so a denial read without the lock stands.
+  const checkable: Checkable = { ...req, amount_cents: amount };
+  const spent = await deps.spend.spentIn(
+    req.account_id,
+    covering.map((l) => scopeOf(l, now)),
+  );
+  const denial = limitDenial(checkable, withSpend(covering, spent), (l) => l.spent_cents);
+  if (denial) return denial;
+  return rule ? byRule(rule, false) : PENDING;
+}
+
+/** Cached limits with the spend the database reported for each (limits it did not report on are left out). */
+function withSpend(limits: CachedPolicy['limits'], spent: Map<string, number>): DecisionLimit[] {
+  return limits.filter((l) => spent.has(l.id)).map((l) => ({ ...l, spent_cents: spent.get(l.id)! }));
+}
+
+/** Deciding on new requests, counting approvals by a person, and the spending summary. */
+export function createDecisions(deps: PolicyDeps) {
+  return {
+    async decide(req: DecideRequest, ctx: RequestContext): Promise<PolicyDecision> {
+      const decision = await decide(deps, req);
+      ctx.log.debug({ action_id: req.action_id, outcome: decision.outcome }, 'policy decision');
+      return decision;
+    },
+
+    async recordSpend(req: RecordSpendRequest, ctx: RequestContext) {
+      // Under the account's lock, so that a decision in flight never reads the spend from before this approval
+      // and then adds its own on top. The approval itself is not refused here: see docs/decisions.md "Policy".
+      const now = deps.now();
+      const spend = { ...spendOf(req), approved_by: 'person' as const, approved_at: now };
+      const { recorded } = await deps.spend.record(req.account_id, spend, windowsAt(now), false);
+      ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
+      return { recorded };
+    },
+
+    async releaseSpend({ account_id, action_id }: ReleaseSpendRequest, ctx: RequestContext) {
+      const released = await deps.spend.release(account_id, action_id);
+      if (released) ctx.log.info({ action_id }, 'spend released');
+      return { released };
+    },
+
+    async spendingSummary(agent: AgentPrincipal) {
+      const now = deps.now();
+      const all = await deps.limits.list(agent.account_id);
+      const limits = all.filter((l) => l.agent_id === null || l.agent_id === agent.agent_id);
+      const spent = await deps.spend.spentIn(
+        agent.account_id,
+        limits.map((l) => scopeOf(l, now)),
+      );
+      return {
+        agent_id: agent.agent_id,
+        summaries: limits.map((l) => {
+          const window = periodWindow(l.period, now);
+          return {
+            limit_id: l.id,
+            period: l.period,
+            ...summarize(l.amount_limit_cents, spent.get(l.id) ?? 0),
+            agent_id: l.agent_id,
+            action_type: l.action_type,
+            period_start: window.start.toISOString(),
+            period_end: window.end.toISOString(),
+          };
+        }),
+      };
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { AccountPolicyStore } from '../store/account-policy.js';
+import type { PolicyCache } from '../store/policy-cache.js';
+import type { LimitStore } from '../store/limits.js';
+import type { RuleStore } from '../store/rules.js';
+import type { SpendStore } from '../store/spend.js';
+
+/** Everything the policy use cases need, passed in (no singletons). */
+export interface PolicyDeps {
+  rules: RuleStore;
+  limits: LimitStore;
+  spend: SpendStore;
+  accountPolicy: AccountPolicyStore;
+  /** This replica's copy of each account's rules and limits (dropped on every change, on every replica). */
+  policyCache: PolicyCache;
+  /** The clock periods are measured on; tests of the pure parts pass their own dates instead. */
+  now: () => Date;
+}

@@ -1,0 +1,107 @@
+// The cost of verifiable decisions (DESIGN 5.2): POST /actions on the all-in-one process with receipts and audit
+// sealing on (RECEIPTS=true: every create signs a receipt, the sealer chains every audit event in the background)
+// against off (RECEIPTS=false), on the same Postgres. The account has a rule that approves the bench purchase, so
+// every create is resolved at creation and signs a receipt: the worst case for the request path. The two alternate
+// over BENCH_RECEIPTS_ROUNDS rounds so drift on a shared machine hits both; the median of the per-round throughput
+// ratios is the figure (goal: on/off at least 0.95). The sealing lag (event written → sealed into its chain) is read
+// from the database after each "on" run: p50, p99 and max over every event of the run (goal: p99 under 2 s).
+import postgres from 'postgres';
+import { apiClient } from '../harness/http.js';
+import { startStack } from '../harness/stack.js';
+import { PURCHASE } from './action-creation.js';
+import { load, out, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
+
+const ROUNDS = Number(process.env.BENCH_RECEIPTS_ROUNDS ?? 2);
+
+interface Lag {
+  events: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Waits until the sealer has chained every event, then reads the lag of each (seconds). */
+async function sealingLag(databaseUrl: string): Promise<Lag> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    for (let waited = 0; waited < 30_000; waited += 200) {
+      const [{ n }] = await sql<
+        [{ n: number }]
+      >`select count(*)::int as n from actions.audit_events where hash is null`;
+      if (n === 0) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const [row] = await sql<[{ events: number; p50: number; p99: number; max: number }]>`
+      select count(*)::int as events,
+        percentile_cont(0.5) within group (order by extract(epoch from sealed_at - at)) as p50,
+        percentile_cont(0.99) within group (order by extract(epoch from sealed_at - at)) as p99,
+        max(extract(epoch from sealed_at - at))::float8 as max
+      from actions.audit_events where sealed_at is not null`;
+    return { events: row.events, p50: Number(row.p50), p99: Number(row.p99), max: Number(row.max) };
+  } finally {
+    await sql.end();
+  }
+}
+
+async function creation(infra: Infra, on: boolean, label: string): Promise<{ figures: Figures; lag?: Lag }> {
+  return withDatabase(infra, async (databaseUrl) => {
+    const env = { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false', RECEIPTS: String(on) };
+    const stack = await startStack({
+      mode: 'all-in-one',
+      databaseUrl,
+      natsUrl: infra.natsUrl,
+      name: 'bench-receipts',
+      env,
+    });
+    try {
+      const api = apiClient(stack.baseUrl);
+      const account = await api.newAccount();
+      const device = api.device(account.device_id);
+      await device.post('/account/plan', { plan: 'unlimited' });
+      await device.post('/rules', {
+        name: 'small purchases',
+        decision: 'auto_approve',
+        action_type: 'purchase',
+        amount_max_cents: 1000,
+      });
+      const figures = await load(label, `${stack.baseUrl}/actions`, { 'x-api-key': account.api_key }, PURCHASE);
+      return { figures, lag: on ? await sealingLag(databaseUrl) : undefined };
+    } finally {
+      await stack.stop();
+    }
+  });
+}
+
+export const receiptsCost: BenchCase = {
+  name: 'receipts',
+  description: `POST /actions (all-in-one, every create approved by a rule) with receipts and audit sealing on vs off, alternating over ${ROUNDS} rounds; sealing lag`,
+  async run(infra) {
+    const rows: Figures[] = [];
+    const ratios: number[] = [];
+    const lags: Lag[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate which goes first, so warming the machine favours neither.
+      const order = round % 2 === 1 ? [false, true] : [true, false];
+      const figures: Record<string, Figures> = {};
+      for (const on of order) {
+        const run = await creation(infra, on, `round ${round}: receipts and sealing ${on ? 'on' : 'off'}`);
+        figures[String(on)] = run.figures;
+        if (run.lag) lags.push(run.lag);
+      }
+      rows.push(figures.false!, figures.true!);
+      ratios.push(figures.true!.rps / figures.false!.rps);
+    }
+    table(rows);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    out(
+      `on/off throughput per round: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (goal: at least 0.95)`,
+    );
+    for (const [i, lag] of lags.entries()) {
+      out(
+        `sealing lag, "on" run ${i + 1}: ${lag.events} events, p50 ${(lag.p50 * 1000).toFixed(0)} ms, p99 ${(lag.p99 * 1000).toFixed(0)} ms, max ${(lag.max * 1000).toFixed(0)} ms (goal: p99 under 2 s)`,
+      );
+    }
+  },
+};

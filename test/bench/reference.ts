@@ -1,0 +1,51 @@
+// The yardstick of the create case: a bare fastify + zod + one-insert server (reference-server.ts) in its own
+// process on the same Postgres, loaded like the real service. Its figures stay in `measured` for the ratios.
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { PURCHASE } from './action-creation.js';
+import { load, measured, table, withDatabase, type BenchCase } from './load.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+async function startReference(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/reference-server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, DB_POOL_SIZE: '10' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const match = /"url":"([^"]+)"/.exec(buffered);
+      if (match) resolveUrl(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
+  });
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export const reference: BenchCase = {
+  name: 'reference',
+  description: 'POST /actions on a bare fastify + zod + one-insert server (the yardstick of the create case)',
+  async run(infra) {
+    const figures = await withDatabase(infra, async (databaseUrl) => {
+      const server = await startReference(databaseUrl);
+      try {
+        return await load('(r) reference: fastify + zod + one insert', `${server.url}/actions`, {}, PURCHASE);
+      } finally {
+        await server.stop();
+      }
+    });
+    measured.set('reference', figures);
+    table([figures]);
+  },
+};

@@ -1,0 +1,114 @@
+// Reads at scale: one agent with BENCH_SCALE_REQUESTS (default 1,000,000) stored requests, seeded in SQL, and a few
+// hundred pending ones created through the API (with encrypted metadata, as a device's list shows them). Measures
+// p50/p99 of GET /actions (plain, each filter, both filters, deep in the list by cursor), GET /pending and
+// GET /account at BENCH_SCALE_CONNECTIONS (default 4) for BENCH_SCALE_SECONDS (default 5) each.
+import postgres from 'postgres';
+import { apiClient } from '../harness/http.js';
+import { startStack, type StackMode } from '../harness/stack.js';
+import { loadGet, out, table, withDatabase, type BenchCase, type Figures } from './load.js';
+
+const STORED = Number(process.env.BENCH_SCALE_REQUESTS ?? 1_000_000);
+const PENDING = Number(process.env.BENCH_SCALE_PENDING ?? 300);
+const options = {
+  connections: Number(process.env.BENCH_SCALE_CONNECTIONS ?? 4),
+  seconds: Number(process.env.BENCH_SCALE_SECONDS ?? 5),
+};
+const MODE = (process.env.BENCH_SCALE_MODE ?? 'all-in-one') as StackMode;
+
+/** Resolved requests of every type, newest a few seconds ago, oldest about a month back: one INSERT … SELECT. */
+async function seed(sql: postgres.Sql, account: { account_id: string; agent_id: string }): Promise<void> {
+  await sql`
+    insert into actions.requests (id, account_id, agent_id, action_type, title, risk_level, risk_rank, reversible,
+      amount_cents, currency, status, resolved_by, resolved_at, created_at, expires_at)
+    select 'act_seed' || lpad(g::text, 16, '0'), ${account.account_id}, ${account.agent_id},
+      (array['communication','purchase','scheduling','legal','data_access','social','system'])[1 + g % 7],
+      'Seeded request ' || g, (array['low','medium','high','critical'])[1 + g % 4], g % 4, true,
+      case when g % 3 = 0 then (g % 10000) + 1 end, 'USD',
+      (array['approved','approved','approved','denied','denied','expired'])[1 + g % 6],
+      case when g % 6 < 3 then 'user' when g % 6 < 5 then 'rule:seed' else 'system' end,
+      now() - make_interval(secs => g * 2.5) + interval '1 minute',
+      now() - make_interval(secs => g * 2.5),
+      now() - make_interval(secs => g * 2.5) + interval '5 minutes'
+    from generate_series(1, ${STORED}::int) g`;
+  await sql`analyze actions.requests`;
+}
+
+/** A cursor from the middle of the list (the same encoding the service gives out as next_cursor). */
+async function middleCursor(sql: postgres.Sql, agentId: string): Promise<string> {
+  const [row] = await sql<Array<{ position: string; id: string }>>`
+    select to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position, id
+    from actions.requests where agent_id = ${agentId} order by created_at desc, id desc offset ${Math.floor(STORED / 2)} limit 1`;
+  return Buffer.from(`${row!.position}|${row!.id}`).toString('base64url');
+}
+
+export const scaleBench: BenchCase = {
+  name: 'scale',
+  description: `GET /actions, /pending, /account with ${STORED.toLocaleString('en')} stored requests and ${PENDING} pending (${MODE})`,
+  async run(infra) {
+    const rows = await withDatabase(infra, async (databaseUrl) => {
+      const stack = await startStack({
+        mode: MODE,
+        databaseUrl,
+        natsUrl: infra.natsUrl,
+        name: 'bench-scale',
+        env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' },
+      });
+      const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+      try {
+        const api = apiClient(stack.baseUrl);
+        const account = await api.newAccount();
+        await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
+        const started = Date.now();
+        await seed(sql, account);
+        const agent = api.agent(account.api_key);
+        for (let i = 0; i < PENDING; i += 20) {
+          await Promise.all(
+            Array.from({ length: Math.min(20, PENDING - i) }, (_, j) =>
+              agent.post('/actions', {
+                action_type: 'purchase',
+                title: `Pending ${i + j}`,
+                amount: 12.5,
+                risk_level: (['low', 'medium', 'high', 'critical'] as const)[(i + j) % 4],
+                recipient: 'shop@example.com',
+                metadata: { order: `P-${i + j}`, note: 'x'.repeat(200) },
+                expires_in_seconds: 3600,
+              }),
+            ),
+          );
+        }
+        out(
+          `  seeded ${STORED.toLocaleString('en')} requests in SQL and ${PENDING} pending through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
+        const cursor = await middleCursor(sql, account.agent_id);
+        const agentHeaders = { 'x-api-key': account.api_key };
+        const deviceHeaders = { 'x-device-id': account.device_id };
+        const lists: Array<[string, string, Record<string, string>]> = [
+          ['GET /actions', '/actions', agentHeaders],
+          ['GET /actions?status=pending', '/actions?status=pending', agentHeaders],
+          ['GET /actions?status=denied', '/actions?status=denied', agentHeaders],
+          ['GET /actions?action_type=legal', '/actions?action_type=legal', agentHeaders],
+          ['GET /actions?action_type=legal&status=expired', '/actions?action_type=legal&status=expired', agentHeaders],
+          [
+            'GET /actions?action_type=purchase&status=pending',
+            '/actions?action_type=purchase&status=pending',
+            agentHeaders,
+          ],
+          ['GET /actions?cursor=(middle of the list)', `/actions?cursor=${cursor}`, agentHeaders],
+          [`GET /pending (${PENDING} pending)`, '/pending', deviceHeaders],
+          ['GET /account', '/account', deviceHeaders],
+        ];
+        const figures: Figures[] = [];
+        for (const [name, path, headers] of lists)
+          figures.push(await loadGet(name, `${stack.baseUrl}${path}`, headers, options));
+        return figures;
+      } finally {
+        await sql.end();
+        await stack.stop();
+      }
+    });
+    out(`  ${options.connections} connections, ${options.seconds} s each; default page size 50`);
+    table(rows);
+    const slowest = rows.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    out(`slowest p99: ${slowest.p99.toFixed(1)} ms (${slowest.name}); goal: every list under 20 ms`);
+  },
+};
