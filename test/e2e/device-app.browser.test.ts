@@ -213,7 +213,7 @@ describe.skipIf(noBrowser)(
       await audit('request');
       await screenshot(page, 'phone-request-from-link');
 
-      await page.click(`#request [aria-label="Approve: Buy a desk lamp"]`);
+      await page.locator(`#request [aria-label="Approve: Buy a desk lamp"]`).setTimeout(15_000).click();
       await page.waitForFunction(
         () =>
           /Approved: Buy a desk lamp \(verified with your passkey\)/.test(
@@ -237,7 +237,7 @@ describe.skipIf(noBrowser)(
       await page.waitForFunction(() => document.querySelectorAll('#pending-list .card').length === 1, {
         timeout: 20_000,
       });
-      await page.click(`[aria-label="Deny: Sign the office lease"]`);
+      await page.locator(`[aria-label="Deny: Sign the office lease"]`).setTimeout(15_000).click();
       await page.waitForFunction(
         () => /Denied: Sign the office lease/.test(document.getElementById('message')!.textContent!),
         { timeout: 15_000 },
@@ -378,11 +378,11 @@ describe.skipIf(noBrowser)(
       expect(texts.some((t) => /Approved on device .*passkey \(biometric\)/.test(t))).toBe(true);
       expect(texts.some((t) => /Denied on device/.test(t))).toBe(true);
       await audit('history');
-      await page.click('#history-list .card button');
+      await page.locator('#history-list .card button').setTimeout(15_000).click();
       await page.waitForFunction(() => document.querySelectorAll('#history-list .trail li .verified').length >= 2, {
         timeout: 10_000,
       });
-      await page.click('#verify-chain');
+      await page.locator('#verify-chain').setTimeout(15_000).click();
       await page.waitForFunction(() => document.querySelector('#chain-state')?.classList.contains('verified'), {
         timeout: 15_000,
       });
