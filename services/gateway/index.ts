@@ -30,8 +30,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const API_DESCRIPTION =
   'Agents ask a person for permission before they act; the person approves or denies on a device; rules and ' +
   'spending limits settle routine cases. Agents authenticate with `X-API-Key`, devices with `X-Device-Id`. ' +
-  'Every error is JSON `{"detail": "…"}`. The API guide (docs/api-guide.md in the repository) explains the flows, ' +
-  'webhooks and signatures.';
+  'Every error is JSON `{"detail": "…", "code": "…"}`: `detail` for people, `code` a stable name from the error ' +
+  'catalogue. The API guide (docs/api-guide.md in the repository) explains the flows, webhooks and signatures.';
 
 export interface GatewayDeps {
   bus: Bus;
