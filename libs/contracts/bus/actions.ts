@@ -4,6 +4,9 @@ import {
   ActionList,
   ActionView,
   ApproveBody,
+  BatchApproveBody,
+  BatchDenyBody,
+  BatchResults,
   CreateActionBody,
   Deleted,
   DenyBody,
@@ -165,6 +168,19 @@ export const actionsEndpoints = {
     'deny',
     z.object({ device: DevicePrincipal, id: ById, body: DenyBody, relying_party: RelyingParty.optional() }),
     ActionView,
+  ),
+  // Batches (DESIGN 5.3): one proof for all, each request resolved on its own.
+  approveMany: defineEndpoint(
+    'actions',
+    'approve_many',
+    z.object({ device: DevicePrincipal, body: BatchApproveBody, relying_party: RelyingParty.optional() }),
+    BatchResults,
+  ),
+  denyMany: defineEndpoint(
+    'actions',
+    'deny_many',
+    z.object({ device: DevicePrincipal, body: BatchDenyBody, relying_party: RelyingParty.optional() }),
+    BatchResults,
   ),
   passkeyOptions: defineEndpoint(
     'actions',

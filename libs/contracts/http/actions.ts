@@ -220,5 +220,56 @@ export const DenyBody = z.object({
 });
 export type DenyBody = z.infer<typeof DenyBody>;
 
+/** Most requests one batch approve or deny may carry (DESIGN 5.3). */
+export const MAX_BATCH_REQUESTS = 50;
+
+/** One request of a batch: its id, and its content hash as the device was shown it (required for vault requests). */
+export const BatchItem = z.object({
+  id: StoredText().min(1).max(100),
+  content_hash: StoredText().max(128).nullish(),
+});
+export type BatchItem = z.infer<typeof BatchItem>;
+
+const BatchRequests = z
+  .array(BatchItem)
+  .min(1, `must list 1 to ${MAX_BATCH_REQUESTS} requests`)
+  .max(MAX_BATCH_REQUESTS, `must list 1 to ${MAX_BATCH_REQUESTS} requests`);
+
+/**
+ * Body of POST /actions/approve (DESIGN 5.3): several requests approved with one proof; a signature or passkey
+ * assertion covers the batch message (aa-approval-batch-v1), a TOTP code is used once for the whole batch.
+ */
+export const BatchApproveBody = z.object({
+  requests: BatchRequests,
+  totp_code: ApproveBody.shape.totp_code,
+  ...Signature,
+});
+export type BatchApproveBody = z.infer<typeof BatchApproveBody>;
+
+/** Body of POST /actions/deny (DESIGN 5.3): several requests denied with one proof and one optional reason. */
+export const BatchDenyBody = z.object({
+  requests: BatchRequests,
+  reason: DenyBody.shape.reason,
+  ...Signature,
+});
+export type BatchDenyBody = z.infer<typeof BatchDenyBody>;
+
+/**
+ * What became of one request of a batch: `status` is the HTTP status that request alone would have had (200 on
+ * success, with the action object after the change; 404, 409, 403 … with `code` and `detail` otherwise).
+ */
+export const BatchResult = z.object({
+  id: z.string(),
+  status: z.number().int(),
+  code: z.string().optional(),
+  detail: z.string().optional(),
+  action: ActionView.optional(),
+});
+export type BatchResult = z.infer<typeof BatchResult>;
+
+/** Answer of a batch approve or deny: one result per request, in the order sent. */
+export const BatchResults = z.object({ results: z.array(BatchResult) });
+export type BatchResults = z.infer<typeof BatchResults>;
+
 export const Deleted = z.object({ deleted: z.literal(true), id: z.string() });
 export type Deleted = z.infer<typeof Deleted>;

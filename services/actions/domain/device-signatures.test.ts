@@ -1,7 +1,13 @@
 import { generateKeyPairSync, sign, webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { approvalMessage, checkTimestamp, parseDevicePublicKey, verifyApprovalSignature } from './device-signatures.js';
+import {
+  approvalMessage,
+  batchApprovalMessage,
+  checkTimestamp,
+  parseDevicePublicKey,
+  verifyApprovalSignature,
+} from './device-signatures.js';
 
 const root = new URL('../../../', import.meta.url);
 const example = JSON.parse(readFileSync(new URL('docs/signed-approval-example.json', root), 'utf8'));
@@ -153,5 +159,65 @@ describe('approval signatures', () => {
     expect(approvalMessage({ requestId: 'act_1', decision: 'deny', contentHash: 'abc', timestamp: 'T' })).toBe(
       'aa-approval-v1\nact_1\ndeny\nabc\nT',
     );
+  });
+});
+
+describe('batch approval signatures', () => {
+  it('the batch message is aa-approval-batch-v1, the decision, one "id content_hash" line per request in order (ending in the space when no hash), then the timestamp', () => {
+    const message = batchApprovalMessage({
+      decision: 'approve',
+      requests: [
+        { id: 'act_2', contentHash: null },
+        { id: 'act_1', contentHash: 'ab'.repeat(32) },
+        { id: 'act_3', contentHash: undefined },
+      ],
+      timestamp: '2025-06-01T12:00:00Z',
+    });
+    expect(message).toBe(
+      `aa-approval-batch-v1\napprove\nact_2 \nact_1 ${'ab'.repeat(32)}\nact_3 \n2025-06-01T12:00:00Z`,
+    );
+    expect(batchApprovalMessage({ decision: 'deny', requests: [{ id: 'a', contentHash: null }], timestamp: 'T' })).toBe(
+      'aa-approval-batch-v1\ndeny\na \nT',
+    );
+  });
+
+  it("verifies with the device's key exactly like a single approval's signature; order, decision and hashes are all signed", async () => {
+    const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    const spki = Buffer.from(await webcrypto.subtle.exportKey('spki', keys.publicKey)).toString('base64');
+    const pem = `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+    const timestamp = '2025-06-01T12:00:30Z';
+    const requests = [
+      { id: 'act_a', contentHash: null },
+      { id: 'act_b', contentHash: 'cd'.repeat(32) },
+    ];
+    const message = batchApprovalMessage({ decision: 'approve', requests, timestamp });
+    const signature = Buffer.from(
+      await webcrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, keys.privateKey, Buffer.from(message)),
+    ).toString('base64url');
+    const check = (m: string) =>
+      verifyApprovalSignature({ publicKeyPem: pem, message: m, signature, timestamp, nowMs: now });
+    expect(check(message)).toEqual({ ok: true });
+    const refused = { ok: false, reason: expect.stringMatching(/does not verify .*\(aa-approval-batch-v1\)$/) };
+    expect(check(batchApprovalMessage({ decision: 'deny', requests, timestamp }))).toEqual(refused);
+    expect(check(batchApprovalMessage({ decision: 'approve', requests: [...requests].reverse(), timestamp }))).toEqual(
+      refused,
+    );
+    expect(
+      check(
+        batchApprovalMessage({
+          decision: 'approve',
+          requests: [requests[0]!, { id: 'act_b', contentHash: null }],
+          timestamp,
+        }),
+      ),
+    ).toEqual(refused);
+    expect(check(batchApprovalMessage({ decision: 'approve', requests: requests.slice(0, 1), timestamp }))).toEqual(
+      refused,
+    );
+    // The single-request message of the same request never stands in for a batch, nor the other way round.
+    expect(check(approvalMessage({ requestId: 'act_a', decision: 'approve', contentHash: null, timestamp }))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/\(aa-approval-v1\)$/),
+    });
   });
 });

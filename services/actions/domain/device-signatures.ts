@@ -45,6 +45,24 @@ export function approvalMessage(input: {
   return ['aa-approval-v1', input.requestId, input.decision, input.contentHash ?? '', input.timestamp].join('\n');
 }
 
+/**
+ * The exact text a device signs to approve or deny several requests at once (DESIGN 5.3): `aa-approval-batch-v1`,
+ * the decision, one line `id content_hash` per request in the order sent (the line ends in the space when there is
+ * no hash), then the timestamp, joined by \n.
+ */
+export function batchApprovalMessage(input: {
+  decision: 'approve' | 'deny';
+  requests: ReadonlyArray<{ id: string; contentHash: string | null | undefined }>;
+  timestamp: string;
+}): string {
+  return [
+    'aa-approval-batch-v1',
+    input.decision,
+    ...input.requests.map((r) => `${r.id} ${r.contentHash ?? ''}`),
+    input.timestamp,
+  ].join('\n');
+}
+
 /** Why a signed approval or denial was refused; the detail of the 403. */
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
@@ -97,7 +115,8 @@ export function verifyApprovalSignature(input: {
   if (!valid)
     return {
       ok: false,
-      reason: "signature does not verify with this device's public key over the approval message (aa-approval-v1)",
+      // The message's first line names its format (aa-approval-v1 or aa-approval-batch-v1).
+      reason: `signature does not verify with this device's public key over the approval message (${input.message.split('\n', 1)[0]})`,
     };
   return { ok: true };
 }

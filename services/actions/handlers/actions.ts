@@ -2,7 +2,7 @@ import { type BoundHandler, handle } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
-/** Action requests on the bus: the agent's side (create, read, list) and the device's (pending, approve, deny). */
+/** Action requests on the bus: the agent's side (create, read, list) and the device's (pending, approve, deny, one at a time or in batches). */
 export function actionHandlers(uc: UseCases): BoundHandler[] {
   return [
     handle(ep.create, ({ agent, body, idempotency_key }, ctx) => uc.createAction(agent, body, idempotency_key, ctx)),
@@ -14,6 +14,12 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     ),
     handle(ep.deny, ({ device, id, body, relying_party }, ctx) =>
       uc.resolution.deny(device, id, body, ctx, relying_party),
+    ),
+    handle(ep.approveMany, ({ device, body, relying_party }, ctx) =>
+      uc.resolution.approveMany(device, body, ctx, relying_party),
+    ),
+    handle(ep.denyMany, ({ device, body, relying_party }, ctx) =>
+      uc.resolution.denyMany(device, body, ctx, relying_party),
     ),
   ];
 }

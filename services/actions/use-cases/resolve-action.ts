@@ -3,6 +3,10 @@ import type {
   ActionType,
   ActionView,
   ApproveBody,
+  BatchApproveBody,
+  BatchDenyBody,
+  BatchResult,
+  BatchResults,
   DenyBody,
   DevicePrincipal,
   RecordSpendRequest,
@@ -10,8 +14,13 @@ import type {
   ReleaseSpendRequest,
 } from '@agent-auth/contracts';
 import { safeEqual } from '@agent-auth/encryption';
-import { errors } from '@agent-auth/errors';
-import { approvalMessage, checkTimestamp, verifyApprovalSignature } from '../domain/device-signatures.js';
+import { errors, isAppError } from '@agent-auth/errors';
+import {
+  approvalMessage,
+  batchApprovalMessage,
+  checkTimestamp,
+  verifyApprovalSignature,
+} from '../domain/device-signatures.js';
 import { toActionView } from '../domain/views.js';
 import { receiptDetail } from '../domain/new-action.js';
 import type { RequestRow } from '../store/rows.js';
@@ -97,18 +106,16 @@ export function createResolution(deps: Deps) {
 
   /**
    * Once a device has a public key, its approvals and denials must be signed over the approval message (DESIGN
-   * "Approve and deny"); once it has a passkey, they must carry a passkey assertion over that message's digest or
-   * such a signature (DESIGN 5.6). 403 naming what is wrong otherwise; devices with neither are not asked for one.
+   * "Approve and deny", or the batch message of 5.3); once it has a passkey, they must carry a passkey assertion over
+   * that message's digest or such a signature (DESIGN 5.6). 403 naming what is wrong otherwise; devices with neither
+   * are not asked for one.
    */
   const checkDeviceProof = async (
     device: DevicePrincipal,
-    row: RequestRow,
-    decision: 'approve' | 'deny',
-    body: ApproveBody | DenyBody,
+    message: string,
+    body: { signature?: string | null; timestamp?: string | null; webauthn?: ApproveBody['webauthn'] },
     rp: RelyingParty | undefined,
   ): Promise<DecisionProof> => {
-    const timestamp = body.timestamp ?? '';
-    const message = approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp });
     const publicKeyPem = await identities.devicePublicKey(device.device_ref);
     if (body.webauthn) {
       if (!body.timestamp)
@@ -128,7 +135,19 @@ export function createResolution(deps: Deps) {
     return { signed: checkSignature(publicKeyPem, message, body), user_verified: false, passkey_id: null };
   };
 
-  const checkApproval = (row: RequestRow, body: ApproveBody) => {
+  /** The single approval message of one request (DESIGN "Approve and deny"), with the timestamp as sent. */
+  const singleMessage = (row: RequestRow, decision: 'approve' | 'deny', body: { timestamp?: string | null }) =>
+    approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: body.timestamp ?? '' });
+
+  /** The batch message (DESIGN 5.3): the ids and content hashes in the order the device sent them. */
+  const batchMessage = (decision: 'approve' | 'deny', body: BatchApproveBody | BatchDenyBody) =>
+    batchApprovalMessage({
+      decision,
+      requests: body.requests.map((r) => ({ id: r.id, contentHash: r.content_hash })),
+      timestamp: body.timestamp ?? '',
+    });
+
+  const checkApproval = (row: RequestRow, body: Pick<ApproveBody, 'content_hash' | 'payment_method'>) => {
     if (row.content_hash) {
       if (!body.content_hash) throw errors.contentHashRequired();
       if (!safeEqual(body.content_hash.toLowerCase(), row.content_hash)) throw errors.contentHashMismatch('approval');
@@ -170,6 +189,127 @@ export function createResolution(deps: Deps) {
       },
     });
 
+  /**
+   * Approves one pending request once the device's proof (signature, passkey) and TOTP code have been accepted: the
+   * one per-request operation that single and batch approvals share. `extra` goes into the audit entry.
+   */
+  const approveChecked = async (
+    device: DevicePrincipal,
+    row: RequestRow,
+    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    proof: DecisionProof,
+    ctx: RequestContext,
+    extra: Record<string, unknown> = {},
+  ): Promise<ActionView> => {
+    const id = row.id;
+    // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
+    const resolvedBy = proof.user_verified
+      ? 'biometric'
+      : body.totp_code
+        ? 'totp'
+        : body.payment_method === 'wallet_pay'
+          ? 'wallet_pay'
+          : 'biometric';
+    // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
+    // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
+    // unseen); recording is idempotent per action, so racing approvals of one request count it once.
+    const spend = spendOf(row, device);
+    if (spend) await policy.recordSpend(spend, ctx);
+    const at = new Date();
+    const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, body)
+      .then((receipt) => {
+        const detail = {
+          method: resolvedBy,
+          ...proof,
+          ...signedTimestamp(proof, body),
+          ...extra,
+          ...receiptDetail(receipt),
+        };
+        const audit = { event: 'approved', actor: `device:${device.device_ref}`, detail };
+        const change = {
+          status: 'approved' as const,
+          resolved_by: resolvedBy,
+          ...verifiedBy(proof),
+          resolved_at: at,
+          receipt,
+        };
+        return requests.resolve(id, device.account_id, change, audit);
+      })
+      .catch(async (err: unknown) => {
+        if (spend) await releaseIfNeverApproved(spend, ctx);
+        throw err;
+      });
+    if (!updated) {
+      if (spend) await releaseIfNeverApproved(spend, ctx);
+      return lostRace(device, id);
+    }
+    ctx.log.info({ action_id: id, resolved_by: resolvedBy }, 'action approved');
+    recordDecision('approved', 'device');
+    return toActionView(updated, metadata.open(updated));
+  };
+
+  /** Denies one pending request once the device's proof has been accepted (shared by single and batch denials). */
+  const denyChecked = async (
+    device: DevicePrincipal,
+    row: RequestRow,
+    body: Pick<DenyBody, 'reason' | 'signature' | 'timestamp'>,
+    proof: DecisionProof,
+    ctx: RequestContext,
+    extra: Record<string, unknown> = {},
+  ): Promise<ActionView> => {
+    const id = row.id;
+    const reason = body.reason ?? null;
+    const at = new Date();
+    const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, body);
+    const detail = { reason, ...proof, ...signedTimestamp(proof, body), ...extra, ...receiptDetail(receipt) };
+    const audit = { event: 'denied', actor: `device:${device.device_ref}`, detail };
+    const change = {
+      status: 'denied' as const,
+      resolved_by: 'user',
+      reason,
+      ...verifiedBy(proof),
+      resolved_at: at,
+      receipt,
+    };
+    const updated = await requests.resolve(id, device.account_id, change, audit);
+    if (!updated) return lostRace(device, id);
+    ctx.log.info({ action_id: id }, 'action denied');
+    recordDecision('denied', 'device');
+    return toActionView(updated, metadata.open(updated));
+  };
+
+  /**
+   * Resolves each request of a batch on its own, in the order sent: a refusal of one (404, 409, 403 on its content
+   * hash) is its result and the others still go through. Anything that is not a refusal (the database or the bus
+   * failing) stops the batch as it would stop a single decision.
+   */
+  const eachOf = async <T extends { id: string }>(
+    items: readonly T[],
+    work: (item: T) => Promise<ActionView>,
+  ): Promise<BatchResults> => {
+    const results: BatchResult[] = [];
+    for (const item of items) {
+      try {
+        results.push({ id: item.id, status: 200, action: await work(item) });
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        results.push({ id: item.id, status: err.status, code: err.code, detail: err.detail });
+      }
+    }
+    return { results };
+  };
+
+  /**
+   * What the audit entry of a request decided in a signed or passkey-verified batch keeps, so that the signature can
+   * be checked again from the audit trail: the batch's requests and hashes as signed.
+   */
+  const batchDetail = (proof: DecisionProof, body: BatchApproveBody | BatchDenyBody) => ({
+    batch_size: body.requests.length,
+    ...(proof.signed || proof.user_verified
+      ? { signed_batch: body.requests.map((r) => ({ id: r.id, content_hash: r.content_hash ?? null })) }
+      : {}),
+  });
+
   return {
     async approve(
       device: DevicePrincipal,
@@ -180,47 +320,10 @@ export function createResolution(deps: Deps) {
     ): Promise<ActionView> {
       const row = await pendingRequest(device, id);
       checkApproval(row, body);
-      const proof = await checkDeviceProof(device, row, 'approve', body, rp);
+      const proof = await checkDeviceProof(device, singleMessage(row, 'approve', body), body, rp);
       // Last of the checks, because accepting a TOTP code uses it up.
       if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
-      // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
-      const resolvedBy = proof.user_verified
-        ? 'biometric'
-        : body.totp_code
-          ? 'totp'
-          : body.payment_method === 'wallet_pay'
-            ? 'wallet_pay'
-            : 'biometric';
-      // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
-      // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
-      // unseen); recording is idempotent per action, so racing approvals of one request count it once.
-      const spend = spendOf(row, device);
-      if (spend) await policy.recordSpend(spend, ctx);
-      const at = new Date();
-      const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, body)
-        .then((receipt) => {
-          const detail = { method: resolvedBy, ...proof, ...signedTimestamp(proof, body), ...receiptDetail(receipt) };
-          const audit = { event: 'approved', actor: `device:${device.device_ref}`, detail };
-          const change = {
-            status: 'approved' as const,
-            resolved_by: resolvedBy,
-            ...verifiedBy(proof),
-            resolved_at: at,
-            receipt,
-          };
-          return requests.resolve(id, device.account_id, change, audit);
-        })
-        .catch(async (err: unknown) => {
-          if (spend) await releaseIfNeverApproved(spend, ctx);
-          throw err;
-        });
-      if (!updated) {
-        if (spend) await releaseIfNeverApproved(spend, ctx);
-        return lostRace(device, id);
-      }
-      ctx.log.info({ action_id: id, resolved_by: resolvedBy }, 'action approved');
-      recordDecision('approved', 'device');
-      return toActionView(updated, metadata.open(updated));
+      return approveChecked(device, row, body, proof, ctx);
     },
 
     async deny(
@@ -231,25 +334,44 @@ export function createResolution(deps: Deps) {
       rp?: RelyingParty,
     ): Promise<ActionView> {
       const row = await pendingRequest(device, id);
-      const proof = await checkDeviceProof(device, row, 'deny', body, rp);
-      const reason = body.reason ?? null;
-      const at = new Date();
-      const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, body);
-      const detail = { reason, ...proof, ...signedTimestamp(proof, body), ...receiptDetail(receipt) };
-      const audit = { event: 'denied', actor: `device:${device.device_ref}`, detail };
-      const change = {
-        status: 'denied' as const,
-        resolved_by: 'user',
-        reason,
-        ...verifiedBy(proof),
-        resolved_at: at,
-        receipt,
-      };
-      const updated = await requests.resolve(id, device.account_id, change, audit);
-      if (!updated) return lostRace(device, id);
-      ctx.log.info({ action_id: id }, 'action denied');
-      recordDecision('denied', 'device');
-      return toActionView(updated, metadata.open(updated));
+      const proof = await checkDeviceProof(device, singleMessage(row, 'deny', body), body, rp);
+      return denyChecked(device, row, body, proof, ctx);
+    },
+
+    /**
+     * Approves several requests (DESIGN 5.3): the proof (signature or passkey over the batch message) and the TOTP
+     * code are checked once for the whole batch, a failure of either refusing all of it (403); then each request is
+     * approved by the same operation as a single approval, with its own result.
+     */
+    async approveMany(
+      device: DevicePrincipal,
+      body: BatchApproveBody,
+      ctx: RequestContext,
+      rp?: RelyingParty,
+    ): Promise<BatchResults> {
+      const proof = await checkDeviceProof(device, batchMessage('approve', body), body, rp);
+      if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
+      const extra = batchDetail(proof, body);
+      return eachOf(body.requests, async (item) => {
+        const row = await pendingRequest(device, item.id);
+        checkApproval(row, item);
+        return approveChecked(device, row, body, proof, ctx, extra);
+      });
+    },
+
+    /** Denies several requests (DESIGN 5.3): one proof for the batch, each request denied on its own. */
+    async denyMany(
+      device: DevicePrincipal,
+      body: BatchDenyBody,
+      ctx: RequestContext,
+      rp?: RelyingParty,
+    ): Promise<BatchResults> {
+      const proof = await checkDeviceProof(device, batchMessage('deny', body), body, rp);
+      const extra = batchDetail(proof, body);
+      return eachOf(body.requests, async (item) => {
+        const row = await pendingRequest(device, item.id);
+        return denyChecked(device, row, body, proof, ctx, extra);
+      });
     },
   };
 }

@@ -7,6 +7,8 @@ import {
   actionsEndpoints as ep,
   ActionView,
   ApproveBody,
+  BatchApproveBody,
+  BatchDenyBody,
   CreateActionBody,
   DenyBody,
   GetActionQuery,
@@ -135,6 +137,42 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     auth: 'device',
     response: ep.pending.response,
     handler: ({ principal, requestId }) => bus.request(ep.pending, { device: principal }, { requestId }),
+  });
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions/approve',
+    tag: 'Actions',
+    summary: 'Approve several requests',
+    description:
+      'Approves 1-50 pending requests of the account at once (`requests: [{id, content_hash?}]`; `content_hash` ' +
+      'required for vault requests). The proof is given once for the batch: `totp_code` (used once; resolved_by ' +
+      '`totp`), `signature` + `timestamp` over the batch message (`aa-approval-batch-v1`, `approve`, one line ' +
+      '`id content_hash` per request in the order sent, the timestamp; joined by `\\n`), or `webauthn` + ' +
+      "`timestamp` (a passkey assertion over that message's SHA-256). A failed proof refuses the whole batch (403). " +
+      'Then each request is resolved on its own: `results` lists, in the order sent, each `id` with the `status` it ' +
+      'alone would have had (200 with the `action`; 404 unknown, 409 no longer pending, 403 content hash, with ' +
+      '`code` and `detail`).',
+    auth: 'device',
+    body: BatchApproveBody,
+    response: ep.approveMany.response,
+    handler: ({ principal, body, request, requestId }) =>
+      bus.request(ep.approveMany, { device: principal, body, ...passkeyOrigin(body, request, config) }, { requestId }),
+  });
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions/deny',
+    tag: 'Actions',
+    summary: 'Deny several requests',
+    description:
+      'Denies 1-50 pending requests of the account at once (`requests: [{id, content_hash?}]`, optional ' +
+      '`reason` for all). `signature` or `webauthn`, with `timestamp`, over the batch message with `deny`, as for ' +
+      'the batch approve. `results` lists each `id` with its own `status` (200 with the `action`; 404, 409 with ' +
+      '`code` and `detail`); the others go through whatever happened to one.',
+    auth: 'device',
+    body: BatchDenyBody,
+    response: ep.denyMany.response,
+    handler: ({ principal, body, request, requestId }) =>
+      bus.request(ep.denyMany, { device: principal, body, ...passkeyOrigin(body, request, config) }, { requestId }),
   });
   addRoute(app, {
     method: 'POST',
