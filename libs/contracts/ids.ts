@@ -36,6 +36,7 @@ export const idPrefixes = {
   webhookMessage: 'msg_',
   webhookSecret: 'whsec_',
   passkey: 'pk_',
+  grant: 'grt_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

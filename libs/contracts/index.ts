@@ -8,6 +8,7 @@ export * from './http/actions.js';
 export * from './http/identities.js';
 export * from './http/passkeys.js';
 export * from './http/policy.js';
+export * from './http/grants.js';
 export * from './http/vault.js';
 export * from './bus/envelope.js';
 export * from './bus/actions.js';

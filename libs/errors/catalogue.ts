@@ -132,6 +132,7 @@ export const errors = {
   agentNotFound: entry('agent_not_found', 404, (id: string) => `Agent '${id}' not found`),
   ruleNotFound: entry('rule_not_found', 404, (id: string) => `Rule '${id}' not found`),
   spendingLimitNotFound: entry('spending_limit_not_found', 404, (id: string) => `Spending limit '${id}' not found`),
+  grantNotFound: entry('grant_not_found', 404, (id: string) => `Grant '${id}' not found`),
   credentialNotFound: entry('credential_not_found', 404, (id: string) => `Credential '${id}' not found`),
   serviceCredentialNotFound: entry(
     'service_credential_not_found',
@@ -154,6 +155,11 @@ export const errors = {
 
   // 409: the state does not allow it (any more).
   actionNotPending: entry('action_not_pending', 409, (status: string) => `Action request is '${status}', not pending`),
+  quorumAlreadyApproved: entry(
+    'quorum_already_approved',
+    409,
+    () => 'This device has already approved this request; the quorum needs approvals from other devices',
+  ),
   alreadyExecuted: entry('already_executed', 409, (id: string) => `Action request '${id}' has already been executed`),
   idempotencyKeyInProgress: entry(
     'idempotency_key_in_progress',

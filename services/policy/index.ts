@@ -8,6 +8,7 @@ import { decisionHandlers } from './handlers/decisions.js';
 import { settingsHandlers } from './handlers/settings.js';
 import { createAccountPolicyStore } from './store/account-policy.js';
 import { createLimitStore } from './store/limits.js';
+import { createGrantStore } from './store/grants.js';
 import { createRuleStore } from './store/rules.js';
 import { createPolicyCache } from './store/policy-cache.js';
 import { createSpendStore } from './store/spend.js';
@@ -34,6 +35,7 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
   const deps: PolicyDeps = {
     rules: createRuleStore(sql),
     limits: createLimitStore(sql),
+    grants: createGrantStore(sql),
     spend: createSpendStore(sql),
     accountPolicy,
     policyCache,

@@ -35,6 +35,7 @@ import {
   RegistrationResponse,
   RelyingParty,
 } from '../http/passkeys.js';
+import { GrantView } from '../http/grants.js';
 import { AuditHead, AuditPage, AuditQuery, AuditTrail, Jwks } from '../receipts.js';
 
 /** Who an authenticated agent is; attached by the gateway to every agent message. */
@@ -181,6 +182,13 @@ export const actionsEndpoints = {
     'deny_many',
     z.object({ device: DevicePrincipal, body: BatchDenyBody, relying_party: RelyingParty.optional() }),
     BatchResults,
+  ),
+  // Revoking a standing grant (DESIGN 5.3) here, so that its audit entry joins the trail of the request it came from.
+  revokeGrant: defineEndpoint(
+    'actions',
+    'revoke_grant',
+    z.object({ device: DevicePrincipal, grant_id: ById }),
+    GrantView,
   ),
   passkeyOptions: defineEndpoint(
     'actions',

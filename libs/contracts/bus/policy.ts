@@ -12,6 +12,7 @@ import {
   SpendingLimitView,
   SpendingSummary,
 } from '../http/policy.js';
+import { GrantList, GrantView } from '../http/grants.js';
 
 const Cents = z.number().int().min(1);
 
@@ -27,6 +28,8 @@ export const DecideRequest = z.object({
   risk_level: RiskLevel,
   amount_cents: Cents.nullable(),
   currency: z.string().length(3),
+  /** Standing grants are scoped to the recipient (DESIGN 5.3); absent is the same as null. */
+  recipient: z.string().nullish(),
 });
 export type DecideRequest = z.infer<typeof DecideRequest>;
 
@@ -35,7 +38,13 @@ export type DecideRequest = z.infer<typeof DecideRequest>;
  * release it if the request is never stored.
  */
 export const PolicyDecision = z.discriminatedUnion('outcome', [
-  z.object({ outcome: z.literal('pending'), policy_version: PolicyVersionHash }),
+  z.object({
+    outcome: z.literal('pending'),
+    policy_version: PolicyVersionHash,
+    /** Set when a quorum rule matched (DESIGN 5.3): the rule's name and how many devices must approve. */
+    rule_applied: z.string().optional(),
+    quorum: z.number().int().optional(),
+  }),
   z.object({
     outcome: z.enum(['approved', 'denied']),
     policy_version: PolicyVersionHash,
@@ -61,6 +70,24 @@ export type RecordSpendRequest = z.infer<typeof RecordSpendRequest>;
 export const ReleaseSpendRequest = z.object({ action_id: ById, account_id: ById });
 export type ReleaseSpendRequest = z.infer<typeof ReleaseSpendRequest>;
 
+/**
+ * A standing grant to create once a person approved the request it comes from (DESIGN 5.3); `grant_id` is chosen
+ * by the caller, so that a retried creation finds the grant already there.
+ */
+export const CreateGrantRequest = z.object({
+  grant_id: ById,
+  account_id: ById,
+  created_from: ById,
+  agent_id: ById,
+  action_type: ActionType,
+  recipient: z.string().nullable(),
+  currency: z.string().length(3),
+  duration_seconds: z.number().int(),
+  max_amount_cents: z.number().int().nullable(),
+  max_uses: z.number().int().nullable(),
+});
+export type CreateGrantRequest = z.infer<typeof CreateGrantRequest>;
+
 /** The policy service's message catalog: rules, spending limits, decisions and spend accounting. */
 export const policyEndpoints = {
   health: defineEndpoint('policy', 'health', Empty, z.object({ ok: z.literal(true) })),
@@ -83,5 +110,13 @@ export const policyEndpoints = {
   decide: defineEndpoint('policy', 'decide', DecideRequest, PolicyDecision),
   recordSpend: defineEndpoint('policy', 'record_spend', RecordSpendRequest, z.object({ recorded: z.boolean() })),
   releaseSpend: defineEndpoint('policy', 'release_spend', ReleaseSpendRequest, z.object({ released: z.boolean() })),
+  createGrant: defineEndpoint('policy', 'create_grant', CreateGrantRequest, GrantView),
+  listGrants: defineEndpoint('policy', 'list_grants', z.object({ device: DevicePrincipal }), GrantList),
+  revokeGrant: defineEndpoint(
+    'policy',
+    'revoke_grant',
+    z.object({ device: DevicePrincipal, grant_id: ById }),
+    GrantView,
+  ),
   spendingSummary: defineEndpoint('policy', 'spending_summary', z.object({ agent: AgentPrincipal }), SpendingSummary),
 } as const;

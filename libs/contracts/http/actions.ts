@@ -103,6 +103,19 @@ export const SpendingLimitExceeded = z.object({
   requested: z.number(),
 });
 
+/** One device's approval of a request under a quorum rule (DESIGN 5.3). */
+export const QuorumApproval = z.object({
+  device_id: z.string(),
+  method: z.string(),
+  at: z.string(),
+  signed: z.boolean(),
+});
+export type QuorumApproval = z.infer<typeof QuorumApproval>;
+
+/** How far a request under a quorum rule is: `required` distinct devices, the approvals so far. */
+export const QuorumView = z.object({ required: z.number().int(), approvals: z.array(QuorumApproval) });
+export type QuorumView = z.infer<typeof QuorumView>;
+
 /** The full action object returned by create, get, approve and deny. */
 export const ActionView = z.object({
   id: z.string(),
@@ -202,8 +215,32 @@ const Signature = {
   webauthn: AuthenticationResponse.nullish(),
 };
 
+/** Shortest and longest standing grant (DESIGN 5.3): one minute to thirty days. */
+export const grantLimits = { minSeconds: 60, maxSeconds: 2_592_000, maxUses: 1_000_000 } as const;
+
+/**
+ * `grant` of an approve (DESIGN 5.3): approve similar requests (same agent, action type, recipient, currency) for
+ * `duration_seconds`, up to `max_amount` in total (in the request's currency) and `max_uses` requests.
+ */
+export const GrantTerms = z.object({
+  duration_seconds: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(grantLimits.minSeconds, `must be ${grantLimits.minSeconds} to ${grantLimits.maxSeconds} seconds`)
+    .max(grantLimits.maxSeconds, `must be ${grantLimits.minSeconds} to ${grantLimits.maxSeconds} seconds`),
+  max_amount: z
+    .number()
+    .positive('must be positive')
+    .max(fieldLimits.maxAmount)
+    .refine((n) => Math.round(n * 100) >= 1, 'must be at least 0.01')
+    .nullish(),
+  max_uses: z.number().int('must be a whole number').min(1).max(grantLimits.maxUses).nullish(),
+});
+export type GrantTerms = z.infer<typeof GrantTerms>;
+
 /** Body of POST /actions/{id}/approve (SPEC 4.8). */
 export const ApproveBody = z.object({
+  grant: GrantTerms.nullish(),
   totp_code: StoredText()
     .regex(/^\d{6,8}$/, 'must be 6 to 8 digits')
     .nullish(),

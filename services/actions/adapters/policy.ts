@@ -1,13 +1,16 @@
 import type { Bus, RequestContext } from '@agent-auth/bus';
 import {
+  type CreateGrantRequest,
   type DecideRequest,
+  type DevicePrincipal,
+  type GrantView,
   type PolicyDecision,
   policyEndpoints,
   policyVersion,
   type RecordSpendRequest,
   type ReleaseSpendRequest,
 } from '@agent-auth/contracts';
-import { isAppError } from '@agent-auth/errors';
+import { errors, isAppError } from '@agent-auth/errors';
 
 /**
  * The seam where the actions service asks for automatic decisions and reports spend, in the policy service's own
@@ -20,6 +23,10 @@ export interface PolicyDecider {
   recordSpend(input: RecordSpendRequest, ctx: RequestContext): Promise<void>;
   /** Takes back spend recorded for an action that did not end up approved; never throws. */
   releaseSpend(input: ReleaseSpendRequest, ctx: RequestContext): Promise<void>;
+  /** Creates a standing grant from an approval (DESIGN 5.3); idempotent per approval. */
+  createGrant(input: CreateGrantRequest, ctx: RequestContext): Promise<GrantView>;
+  /** Revokes a grant of the device's account at once (404 when it has none by that id). */
+  revokeGrant(device: DevicePrincipal, grantId: string, ctx: RequestContext): Promise<GrantView>;
 }
 
 /** The policy_version (DESIGN 5.2) of an account without rules or limits. */
@@ -32,6 +39,12 @@ export const noAutomaticDecisions: PolicyDecider = {
   },
   async recordSpend() {},
   async releaseSpend() {},
+  async createGrant() {
+    throw errors.serviceUnavailable('policy');
+  },
+  async revokeGrant() {
+    throw errors.serviceUnavailable('policy');
+  },
 };
 
 /** The policy service over the bus: the PolicyDecider that services/actions/main.ts and all-in-one wire in. */
@@ -62,5 +75,8 @@ export function policyOverBus(bus: Bus): PolicyDecider {
       await bus.request(policyEndpoints.recordSpend, input, { requestId: ctx.requestId });
     },
     releaseSpend,
+    createGrant: (input, ctx) => bus.request(policyEndpoints.createGrant, input, { requestId: ctx.requestId }),
+    revokeGrant: (device, grantId, ctx) =>
+      bus.request(policyEndpoints.revokeGrant, { device, grant_id: grantId }, { requestId: ctx.requestId }),
   };
 }

@@ -44,6 +44,11 @@ function decisionDetail(decision: { rule_applied: string | null; spending_limit_
     : { rule_applied: decision.rule_applied };
 }
 
+/** The grant a decision by a standing grant used (resolved_by `grant:{grant_id}`), for its audit entry. */
+function grantOf(resolvedBy: string): { grant_id?: string } {
+  return resolvedBy.startsWith('grant:') ? { grant_id: resolvedBy.slice('grant:'.length) } : {};
+}
+
 /** The parts of a new request decided before it is stored. */
 export interface Prepared {
   id: string;
@@ -133,7 +138,8 @@ export function creationAudit(p: Prepared, decision: PolicyDecision, receipt: st
     {
       event: decision.outcome,
       actor: decision.resolved_by,
-      detail: { ...decisionDetail(decision), ...receiptDetail(receipt) },
+      // A standing grant's use (DESIGN 5.3) names the grant it counted against.
+      detail: { ...decisionDetail(decision), ...grantOf(decision.resolved_by), ...receiptDetail(receipt) },
     },
   ];
 }

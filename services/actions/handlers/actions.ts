@@ -21,5 +21,6 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.denyMany, ({ device, body, relying_party }, ctx) =>
       uc.resolution.denyMany(device, body, ctx, relying_party),
     ),
+    handle(ep.revokeGrant, ({ device, grant_id }, ctx) => uc.grants.revoke(device, grant_id, ctx)),
   ];
 }

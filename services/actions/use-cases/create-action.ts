@@ -49,6 +49,7 @@ export function createActionCreation(deps: Deps) {
       risk_level: body.risk_level,
       amount_cents: p.amountCents,
       currency: body.currency,
+      recipient: body.recipient ?? null,
     };
     return policy.decide(question, ctx);
   };

@@ -28,6 +28,7 @@ import type { ActionsDeps } from './deps.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';
 import type { Passkeys } from './passkeys.js';
+import type { Grants } from './grants.js';
 import type { Totp } from './totp.js';
 import { recordDecision } from '@agent-auth/metrics';
 
@@ -36,6 +37,7 @@ type Deps = Pick<ActionsDeps, 'requests' | 'identities' | 'policy' | 'receipts'>
   metadata: MetadataSeal;
   totp: Totp;
   passkeys: Passkeys;
+  grants: Grants;
 };
 
 /** How a device proved a decision: recorded on the request and in its audit entry. */
@@ -323,7 +325,13 @@ export function createResolution(deps: Deps) {
       const proof = await checkDeviceProof(device, singleMessage(row, 'approve', body), body, rp);
       // Last of the checks, because accepting a TOTP code uses it up.
       if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
-      return approveChecked(device, row, body, proof, ctx);
+      if (!body.grant) return approveChecked(device, row, body, proof, ctx);
+      // "Allow similar" (DESIGN 5.3): the grant is made once the approval stands, so the approval creating it is
+      // not counted against it; its id is fixed first so that the approval's audit entry names it.
+      const grantId = deps.grants.newGrantId();
+      const view = await approveChecked(device, row, body, proof, ctx, { grant_id: grantId });
+      await deps.grants.createFrom(device, row, body.grant, grantId, ctx);
+      return view;
     },
 
     async deny(

@@ -12,6 +12,7 @@ import { createResolution } from './resolve-action.js';
 import { createTotp } from './totp.js';
 import { createWebhookSigning } from './webhooks.js';
 import { createAuditChain } from './audit-chain.js';
+import { createGrants } from './grants.js';
 
 /** Every operation of the actions service, each built from only the dependencies it uses. */
 export function createUseCases(deps: ActionsDeps) {
@@ -19,10 +20,12 @@ export function createUseCases(deps: ActionsDeps) {
   const expiry = createExpiry(deps);
   const totp = createTotp(deps);
   const passkeys = createPasskeys(deps);
+  const grants = createGrants(deps);
   return {
     createAction: createIdempotentCreation({ ...deps, metadata, create: createActionCreation({ ...deps, metadata }) }),
     reading: createActionReading({ ...deps, expiry, metadata }),
-    resolution: createResolution({ ...deps, expiry, metadata, totp, passkeys }),
+    resolution: createResolution({ ...deps, expiry, metadata, totp, passkeys, grants }),
+    grants,
     passkeys,
     execution: createExecution({ ...deps, expiry, metadata }),
     expiry,

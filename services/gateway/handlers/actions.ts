@@ -184,7 +184,12 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       '`payment_method: "wallet_pay"`, `content_hash` (required for vault requests), and `signature` + ' +
       '`timestamp` (required once the device has a public key), or `webauthn` + `timestamp` (a passkey ' +
       "assertion over the same message's SHA-256; required once the device has a passkey; resolved_by " +
-      '`biometric`, `user_verified` true). 409 when the request is no longer pending; 403 when a check fails.',
+      '`biometric`, `user_verified` true). 409 when the request is no longer pending; 403 when a check fails. ' +
+      '`grant: {duration_seconds (60-2592000), max_amount?, max_uses?}` also creates a standing grant ' +
+      '(`grt_…`, see `GET /grants`) that approves later requests of the same agent, action type, recipient and ' +
+      'currency at creation (`resolved_by` `grant:{grant_id}`) until it expires, is revoked, or runs out of ' +
+      "budget (`max_amount`, a total in the request's currency) or uses; rules and spending limits still come " +
+      'first.',
     auth: 'device',
     params: RequestParams,
     body: ApproveBody,

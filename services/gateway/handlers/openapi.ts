@@ -10,7 +10,7 @@ export const API_TAGS = {
     "The device's passkeys (WebAuthn): approvals the platform authenticator verified (Face ID, fingerprint, PIN).",
   Agents: "The account's agents and their API keys (shown once).",
   Actions: 'Action requests: the agent asks, the device approves or denies, rules and limits decide routine cases.',
-  Policy: 'Rules and spending limits that settle requests without asking, and the spending summary.',
+  Policy: 'Rules, spending limits and standing grants that settle requests without asking, and the spending summary.',
   Vault: 'Credentials kept encrypted, and approved API calls made with them without the agent seeing the secret.',
   Notifications: 'What reaches the device: the live event stream and Web Push subscriptions.',
   Audit:

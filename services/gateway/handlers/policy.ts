@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { CreateRuleBody, CreateSpendingLimitBody, policyEndpoints as ep, StoredText } from '@agent-auth/contracts';
+import {
+  actionsEndpoints,
+  CreateRuleBody,
+  CreateSpendingLimitBody,
+  policyEndpoints as ep,
+  StoredText,
+} from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 
 const RuleParams = z.object({ rule_id: StoredText().max(100) });
 const LimitParams = z.object({ limit_id: StoredText().max(100) });
+const GrantParams = z.object({ grant_id: StoredText().max(100) });
 
 /** Rules and spending limits (device, SPEC 4.9) and the agent's spending summary (SPEC 4.4). */
 export function policyRoutes(app: FastifyInstance, bus: Bus): void {
@@ -80,6 +87,34 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
     response: ep.deleteLimit.response,
     handler: ({ principal, params, requestId }) =>
       bus.request(ep.deleteLimit, { device: principal, limit_id: params.limit_id }, { requestId }),
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/grants',
+    tag: 'Policy',
+    summary: 'List standing grants',
+    description:
+      "The account's standing grants (DESIGN 5.3), newest first: live ones and those that ended in the last 30 " +
+      'days. Each is scoped to an agent, action type, recipient (null: requests without one) and currency; ' +
+      '`max_amount` and `spent` are in dollars of that currency, `created_from` is the request whose approval ' +
+      'made it.',
+    auth: 'device',
+    response: ep.listGrants.response,
+    handler: ({ principal, requestId }) => bus.request(ep.listGrants, { device: principal }, { requestId }),
+  });
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/grants/:grant_id',
+    tag: 'Policy',
+    summary: 'Revoke a standing grant',
+    description:
+      'Revokes a grant at once: no request created after this answer is approved by it. Answers the grant with ' +
+      '`revoked_at` set (revoking again changes nothing). 404 for a grant of another account.',
+    auth: 'device',
+    params: GrantParams,
+    response: actionsEndpoints.revokeGrant.response,
+    handler: ({ principal, params, requestId }) =>
+      bus.request(actionsEndpoints.revokeGrant, { device: principal, grant_id: params.grant_id }, { requestId }),
   });
   addRoute(app, {
     method: 'GET',

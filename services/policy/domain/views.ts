@@ -1,5 +1,5 @@
-import { fromCents, type RuleView, type SpendingLimitView } from '@agent-auth/contracts';
-import type { LimitRow, RuleRow } from '../store/rows.js';
+import { fromCents, type GrantView, type RuleView, type SpendingLimitView } from '@agent-auth/contracts';
+import type { GrantRow, LimitRow, RuleRow } from '../store/rows.js';
 
 /** The public record of a rule. */
 export function toRuleView(row: RuleRow): RuleView {
@@ -26,6 +26,25 @@ export function toLimitView(row: LimitRow): SpendingLimitView {
     currency: 'USD',
     agent_id: row.agent_id,
     action_type: row.action_type,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** The public record of a standing grant (DESIGN 5.3), its amounts in dollars of its currency. */
+export function toGrantView(row: GrantRow): GrantView {
+  return {
+    grant_id: row.id,
+    agent_id: row.agent_id,
+    action_type: row.action_type,
+    recipient: row.recipient,
+    currency: row.currency,
+    expires_at: row.expires_at.toISOString(),
+    max_amount: row.max_amount_cents === null ? null : fromCents(row.max_amount_cents),
+    spent: fromCents(row.spent_cents),
+    max_uses: row.max_uses,
+    uses: row.uses,
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+    created_from: row.created_from,
     created_at: row.created_at.toISOString(),
   };
 }

@@ -11,5 +11,8 @@ export function settingsHandlers(settings: ReturnType<typeof createSettings>): B
     handle(ep.createLimit, ({ device, body }, ctx) => settings.createLimit(device, body, ctx)),
     handle(ep.listLimits, ({ device }) => settings.listLimits(device)),
     handle(ep.deleteLimit, ({ device, limit_id }, ctx) => settings.deleteLimit(device, limit_id, ctx)),
+    handle(ep.createGrant, (req, ctx) => settings.createGrant(req, ctx)),
+    handle(ep.listGrants, ({ device }) => settings.listGrants(device)),
+    handle(ep.revokeGrant, ({ device, grant_id }, ctx) => settings.revokeGrant(device, grant_id, ctx)),
   ];
 }

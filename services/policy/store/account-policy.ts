@@ -1,6 +1,7 @@
 import type { Sql } from '@agent-auth/db';
 import type { LimitRow, RuleRow } from './rows.js';
 import { versionOf } from '../domain/policy-version.js';
+import type { GrantScope } from '../domain/grant-matching.js';
 
 export type DecisionRule = Pick<
   RuleRow,
@@ -19,6 +20,11 @@ export type DecisionLimit = PolicyLimit & {
 export interface AccountPolicy {
   rules: DecisionRule[];
   limits: PolicyLimit[];
+  /**
+   * The account's standing grants that were live with uses and budget left when loaded (DESIGN 5.3); empty for
+   * most accounts, so a decision looks no further. Use is counted in the database, under the lock.
+   */
+  grants: GrantScope[];
   /** The receipts' policy_version of exactly these rules and limits (DESIGN 5.2). */
   version: string;
 }
@@ -32,6 +38,7 @@ export function createAccountPolicyStore(sql: Sql) {
         Array<{
           rules: DecisionRule[];
           limits: Array<Omit<PolicyLimit, 'amount_limit_cents'> & { amount_limit_cents: string | number }>;
+          grants: Array<Omit<GrantScope, 'expires_at'> & { expires_at: string }>;
         }>
       >`
         select
@@ -45,7 +52,13 @@ export function createAccountPolicyStore(sql: Sql) {
             select json_agg(json_build_object('id', id, 'period', period, 'amount_limit_cents', amount_limit_cents,
               'agent_id', agent_id, 'action_type', action_type, 'created_at', created_at) order by seq)
             from policy.spending_limits where account_id = ${accountId}
-          ), '[]'::json) as limits`;
+          ), '[]'::json) as limits,
+          coalesce((
+            select json_agg(json_build_object('id', id, 'agent_id', agent_id, 'action_type', action_type,
+              'recipient', recipient, 'currency', currency, 'expires_at', expires_at))
+            from policy.grants where account_id = ${accountId} and revoked_at is null and expires_at > now()
+              and (max_uses is null or uses < max_uses) and (max_amount_cents is null or spent_cents < max_amount_cents)
+          ), '[]'::json) as grants`;
       // json_build_object writes timestamps as text; the views (and so the policy version) need them as dates.
       const rules = row!.rules.map((r) => ({ ...r, created_at: new Date(r.created_at) }));
       const limits = row!.limits.map((l) => ({
@@ -53,7 +66,9 @@ export function createAccountPolicyStore(sql: Sql) {
         amount_limit_cents: Number(l.amount_limit_cents),
         created_at: new Date(l.created_at),
       }));
-      return { rules, limits, version: versionOf(accountId, { rules, limits }) };
+      const grants = row!.grants.map((g) => ({ ...g, expires_at: new Date(g.expires_at) }));
+      // Grants are not part of the version: DESIGN 5.2 hashes the rules and limits only.
+      return { rules, limits, grants, version: versionOf(accountId, { rules, limits }) };
     },
   };
 }

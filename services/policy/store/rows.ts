@@ -23,3 +23,21 @@ export interface LimitRow {
   action_type: ActionType | null;
   created_at: Date;
 }
+
+/** A standing grant as the store hands it out (DESIGN 5.3); amounts in cents of its currency. */
+export interface GrantRow {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  action_type: string;
+  recipient: string | null;
+  currency: string;
+  expires_at: Date;
+  max_amount_cents: number | null;
+  spent_cents: number;
+  max_uses: number | null;
+  uses: number;
+  revoked_at: Date | null;
+  created_from: string;
+  created_at: Date;
+}

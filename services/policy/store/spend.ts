@@ -8,7 +8,7 @@ export interface SpendEntry {
   action_type: string;
   amount_cents: number;
   currency: string;
-  approved_by: 'rule' | 'person';
+  approved_by: 'rule' | 'person' | 'grant';
   approved_at: Date;
 }
 
@@ -63,12 +63,39 @@ export function createSpendStore(sql: Sql) {
       await sql`select policy.open_limit_usage(${accountId}, ${limitId}, ${window.start}, ${window.end})`;
     },
 
-    /** Takes back the spend of an action that was never stored or approved after all; false when none was recorded. */
-    async release(accountId: string, actionId: string): Promise<boolean> {
+    /**
+     * Approves a request by the first grant of `grantIds` (in that order) with budget and uses left, recording its
+     * spend (refused when a covering limit would pass its figure) and the grant's use, under the account's lock.
+     * `grant_id` is null when no grant could; `spent` is as for record().
+     */
+    async useGrant(
+      accountId: string,
+      grantIds: readonly string[],
+      entry: Omit<SpendEntry, 'amount_cents'> & { amount_cents: number | null },
+      windows: PeriodWindows,
+    ): Promise<{ grant_id: string | null; recorded: boolean; spent: Map<string, number> }> {
       const [row] = await sql<
-        Array<{ released: boolean }>
-      >`select policy.release_spend(${accountId}, ${actionId}) as released`;
-      return row!.released;
+        Array<{ result: { grant_id: string | null; recorded: boolean; spent: Record<string, number | string> } }>
+      >`
+        select policy.use_grant(${accountId}, ${grantIds as string[]}::text[],
+          ${sql.json({ ...entry, approved_at: entry.approved_at.toISOString() } as never)}::jsonb,
+          ${sql.json(windowsJson(windows) as never)}::jsonb) as result`;
+      return {
+        grant_id: row!.result.grant_id,
+        recorded: row!.result.recorded,
+        spent: new Map(Object.entries(row!.result.spent).map(([id, v]) => [id, Number(v)])),
+      };
+    },
+
+    /**
+     * Takes back the spend of an action that was never stored or approved after all, and the grant use that
+     * approved it if one did; false when neither was recorded.
+     */
+    async release(accountId: string, actionId: string): Promise<boolean> {
+      const [row] = await sql<Array<{ released: boolean; use_released: boolean }>>`
+        select policy.release_spend(${accountId}, ${actionId}) as released,
+          policy.release_grant_use(${accountId}, ${actionId}) as use_released`;
+      return row!.released || row!.use_released;
     },
 
     /** USD cents spent in each limit's window, by limit id: its running total, or the ledger before it has one. */

@@ -14,6 +14,7 @@ import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, limitApplies, summarize } from '../domain/limit-checks.js';
 import { periodWindow } from '../domain/period-windows.js';
 import { firstMatchingRule } from '../domain/rule-matching.js';
+import { coveringGrants } from '../domain/grant-matching.js';
 
 /** A decision before the version of the policy it was taken under is attached (the receipts' policy_version). */
 type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'policy_version'> : never) : never;
@@ -135,7 +136,8 @@ async function decideFrom(
     // Refused by no limit even of a fresh copy: this action's spend was recorded already (a repeated decision).
     return fresh ? byRule(rule, false) : STALE;
   }
-  if (amount === null || covering.length === 0) return rule ? byRule(rule, false) : PENDING;
+  if (amount === null || covering.length === 0)
+    return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
   // Limits come before rules: a request past a limit is denied even when no rule would approve it. Spend only
   // grows (a release takes back an approval that never happened), so a denial read without the lock stands.
   const checkable: Checkable = { ...req, amount_cents: amount };
@@ -145,7 +147,43 @@ async function decideFrom(
   );
   const denial = limitDenial(checkable, withSpend(covering, spent), (l) => l.spent_cents);
   if (denial) return denial;
-  return rule ? byRule(rule, false) : PENDING;
+  return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
+}
+
+/**
+ * A standing grant's approval (DESIGN 5.3), once no limit denied the request and no rule matched it: the first
+ * covering grant with budget and uses left approves it, its use and spend counted under the account's lock against
+ * the database (never the copy), together with the limits'. No round trip when the account has no live grant that
+ * covers the request.
+ */
+async function byGrant(
+  deps: PolicyDeps,
+  policy: CachedPolicy,
+  req: DecideRequest,
+  covering: CachedPolicy['limits'],
+): Promise<Verdict> {
+  if (policy.grants.length === 0) return PENDING;
+  const now = deps.now();
+  const candidates = coveringGrants(policy.grants, req, now);
+  if (candidates.length === 0) return PENDING;
+  const used = await deps.spend.useGrant(
+    req.account_id,
+    candidates.map((g) => g.id),
+    { ...spendOf({ ...req, amount_cents: req.amount_cents as number }), approved_by: 'grant', approved_at: now },
+    windowsAt(now),
+  );
+  if (used.grant_id) {
+    return { outcome: 'approved', resolved_by: `grant:${used.grant_id}`, rule_applied: null, spend_recorded: true };
+  }
+  if (req.amount_cents !== null && used.spent.size > 0) {
+    // A limit refused the grant's approval under the lock: limits come before grants.
+    const checkable: Checkable = { ...req, amount_cents: req.amount_cents };
+    const denial = limitDenial(checkable, withSpend(covering, used.spent), (l) => l.spent_cents);
+    if (denial) return denial;
+  }
+  // The copy listed grants that are used up (or revoked meanwhile): the next decision reads them again.
+  deps.policyCache.invalidate(req.account_id);
+  return PENDING;
 }
 
 /** Cached limits with the spend the database reported for each (limits it did not report on are left out). */

@@ -1,6 +1,7 @@
 import type { AccountPolicyStore } from '../store/account-policy.js';
 import type { PolicyCache } from '../store/policy-cache.js';
 import type { LimitStore } from '../store/limits.js';
+import type { GrantStore } from '../store/grants.js';
 import type { RuleStore } from '../store/rules.js';
 import type { SpendStore } from '../store/spend.js';
 
@@ -8,6 +9,7 @@ import type { SpendStore } from '../store/spend.js';
 export interface PolicyDeps {
   rules: RuleStore;
   limits: LimitStore;
+  grants: GrantStore;
   spend: SpendStore;
   accountPolicy: AccountPolicyStore;
   /** This replica's copy of each account's rules and limits (dropped on every change, on every replica). */

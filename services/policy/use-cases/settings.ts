@@ -1,5 +1,6 @@
 import type { RequestContext } from '@agent-auth/bus';
 import {
+  type CreateGrantRequest,
   type CreateRuleBody,
   type CreateSpendingLimitBody,
   type DevicePrincipal,
@@ -10,7 +11,7 @@ import {
 import { errors } from '@agent-auth/errors';
 import type { PolicyDeps } from './deps.js';
 import { periodWindow } from '../domain/period-windows.js';
-import { toLimitView, toRuleView } from '../domain/views.js';
+import { toGrantView, toLimitView, toRuleView } from '../domain/views.js';
 
 /**
  * Rules and spending limits as the device manages them; every lookup is scoped to the device's account. After a
@@ -18,7 +19,7 @@ import { toLimitView, toRuleView } from '../domain/views.js';
  * drops its own on the `policy_changed` event (`announceChange`).
  */
 export function createSettings(
-  deps: Pick<PolicyDeps, 'rules' | 'limits' | 'spend' | 'now' | 'policyCache'> & {
+  deps: Pick<PolicyDeps, 'rules' | 'limits' | 'grants' | 'spend' | 'now' | 'policyCache'> & {
     announceChange: (accountId: string) => void;
   },
 ) {
@@ -60,6 +61,27 @@ export function createSettings(
 
     async listLimits(device: DevicePrincipal) {
       return { spending_limits: (await limits.list(device.account_id)).map(toLimitView) };
+    },
+
+    /** A standing grant from a person's approval (DESIGN 5.3); every replica drops its copy of the account's grants. */
+    async createGrant(req: CreateGrantRequest, ctx: RequestContext) {
+      const row = await deps.grants.insert(req);
+      changed(req.account_id);
+      ctx.log.info({ grant_id: row.id, account_id: req.account_id, created_from: row.created_from }, 'grant created');
+      return toGrantView(row);
+    },
+
+    async listGrants(device: DevicePrincipal) {
+      return { grants: (await deps.grants.list(device.account_id)).map(toGrantView) };
+    },
+
+    /** Revokes a grant at once: no replica decides by it after this answers (use is checked against the database). */
+    async revokeGrant(device: DevicePrincipal, grantId: string, ctx: RequestContext) {
+      const row = await deps.grants.revoke(device.account_id, grantId);
+      if (!row) throw errors.grantNotFound(grantId);
+      changed(device.account_id);
+      ctx.log.info({ grant_id: grantId, account_id: device.account_id }, 'grant revoked');
+      return toGrantView(row);
     },
 
     async deleteLimit(device: DevicePrincipal, limitId: string, ctx: RequestContext) {

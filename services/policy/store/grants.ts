@@ -1,0 +1,58 @@
+import type { CreateGrantRequest } from '@agent-auth/contracts';
+import type { Sql } from '@agent-auth/db';
+import type { GrantRow } from './rows.js';
+
+type RawGrant = Omit<GrantRow, 'max_amount_cents' | 'spent_cents'> & {
+  max_amount_cents: string | null;
+  spent_cents: string;
+};
+
+// bigint arrives as text; grant amounts are at most 1e11 cents, well inside a double's exact range.
+const toRow = (r: RawGrant): GrantRow => ({
+  ...r,
+  max_amount_cents: r.max_amount_cents === null ? null : Number(r.max_amount_cents),
+  spent_cents: Number(r.spent_cents),
+});
+
+/** Persistence of standing grants (DESIGN 5.3); their use is counted by policy.use_grant (spend.ts). */
+export function createGrantStore(sql: Sql) {
+  return {
+    /** Inserts a grant; a second creation from the same approval returns the first grant instead. */
+    async insert(grant: CreateGrantRequest): Promise<GrantRow> {
+      const [row] = await sql<RawGrant[]>`
+        with inserted as (
+          insert into policy.grants (id, account_id, agent_id, action_type, recipient, currency, expires_at,
+            max_amount_cents, max_uses, created_from)
+          values (${grant.grant_id}, ${grant.account_id}, ${grant.agent_id}, ${grant.action_type}, ${grant.recipient},
+            ${grant.currency}, now() + make_interval(secs => ${grant.duration_seconds}), ${grant.max_amount_cents},
+            ${grant.max_uses}, ${grant.created_from})
+          on conflict (created_from) do nothing
+          returning *
+        )
+        select * from inserted
+        union all
+        select * from policy.grants where created_from = ${grant.created_from} and account_id = ${grant.account_id}
+          and not exists (select 1 from inserted)`;
+      return toRow(row!);
+    },
+
+    /** An account's grants, newest first: live ones and those ended in the last 30 days. */
+    async list(accountId: string): Promise<GrantRow[]> {
+      const rows = await sql<RawGrant[]>`
+        select * from policy.grants
+        where account_id = ${accountId} and least(expires_at, coalesce(revoked_at, 'infinity')) > now() - interval '30 days'
+        order by created_at desc, id desc limit 500`;
+      return rows.map(toRow);
+    },
+
+    /** Revokes a grant of the account at once (a revoked grant stays revoked); undefined when there is none. */
+    async revoke(accountId: string, id: string): Promise<GrantRow | undefined> {
+      const [row] = await sql<RawGrant[]>`
+        update policy.grants set revoked_at = coalesce(revoked_at, now())
+        where id = ${id} and account_id = ${accountId}
+        returning *`;
+      return row && toRow(row);
+    },
+  };
+}
+export type GrantStore = ReturnType<typeof createGrantStore>;
