@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pino } from 'pino';
+import { connectNatsBus } from '@agent-auth/bus';
+import { actionsEndpoints, CreateActionBody, newId } from '@agent-auth/contracts';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
@@ -122,5 +125,48 @@ for (const { mode, skip } of modes) {
       expect(await used(acct.device_id)).toBe(3);
       expect((await api.agent(acct.api_key).get('/actions')).body.actions).toHaveLength(3);
     });
+
+    // The gateway's own retry of a create without a key (bus time-out or no responder) sends the same action id
+    // again; here the retry is sent over the bus as the gateway sends it, while the first one is being stored too.
+    if (mode === 'processes') {
+      it('stores a create the gateway retried under its action id once, counted once, with one spend', async () => {
+        const acct = await api.newAccount();
+        const device = api.device(acct.device_id);
+        expect(
+          (await device.post('/rules', { name: 'books', decision: 'auto_approve', action_type: 'purchase' })).status,
+        ).toBe(200);
+        expect((await device.post('/spending-limits', { period: 'daily', amount_limit: 1000 })).status).toBe(200);
+        const agent = (await api.agent(acct.api_key).get('/agent/spending-summary')).body.agent_id as string;
+        const bus = await connectNatsBus({
+          url: natsUrl!,
+          prefix: stack.prefix,
+          timeoutMs: 10_000,
+          name: 'gateway-retry',
+          log: pino({ level: 'silent' }),
+        });
+        try {
+          const actionId = newId('action');
+          const payload = {
+            agent: { account_id: acct.account_id, agent_id: agent },
+            // As the gateway sends it: the body parsed by the contract (defaults filled in).
+            body: CreateActionBody.parse({ action_type: 'purchase', title: 'retried book', amount: 30 }),
+            action_id: actionId,
+          };
+          const send = () => bus.request(actionsEndpoints.create, payload, { requestId: randomUUID() });
+          const answers = await Promise.all([send(), send(), send()]);
+          const again = await send();
+          for (const answer of [...answers, again]) {
+            expect(answer).toMatchObject({ action: { id: actionId, status: 'approved' } });
+          }
+          expect(again.replayed).toBe(true);
+          expect(await used(acct.device_id)).toBe(1);
+          expect((await api.agent(acct.api_key).get('/actions')).body.actions).toHaveLength(1);
+          const summary = (await api.agent(acct.api_key).get('/agent/spending-summary')).body.summaries;
+          expect(summary[0]).toMatchObject({ spent: 30 });
+        } finally {
+          await bus.close();
+        }
+      });
+    }
   });
 }

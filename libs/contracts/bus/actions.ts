@@ -151,7 +151,14 @@ export const actionsEndpoints = {
   create: defineEndpoint(
     'actions',
     'create',
-    z.object({ agent: AgentPrincipal, body: CreateActionBody, idempotency_key: IdempotencyKey.optional() }),
+    // action_id: the id the gateway chose for a create without an Idempotency-Key, sent again on its own retry, so
+    // that the retry finds the request a first attempt stored instead of storing a second one.
+    z.object({
+      agent: AgentPrincipal,
+      body: CreateActionBody,
+      idempotency_key: IdempotencyKey.optional(),
+      action_id: ById.optional(),
+    }),
     CreateOutcome,
   ),
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),

@@ -22,7 +22,8 @@ type Deps = Pick<ActionsDeps, 'settings' | 'keyring' | 'requests' | 'idempotency
 /**
  * POST /actions with an Idempotency-Key (DESIGN 5.4): the first caller of a key creates the request; a repeat
  * (a client's retry, or the gateway's retry racing on another replica) waits for that answer and gets it again;
- * the same key with another body is 422. Without a key, every call creates.
+ * the same key with another body is 422. Without a key, every call creates (the gateway's own retry of one call
+ * repeats the action id it chose, and stores nothing twice).
  */
 export function createIdempotentCreation(deps: Deps) {
   const { idempotency, keyring, settings } = deps;
@@ -72,13 +73,37 @@ export function createIdempotentCreation(deps: Deps) {
     }
   };
 
+  /**
+   * A create under the id the gateway chose: its retry of the same create inserts the same id, which fails as a whole
+   * (quota count included) when a first attempt stored it; the stored request is then the answer.
+   */
+  const createWithId = async (
+    agent: AgentPrincipal,
+    body: CreateActionBody,
+    id: string,
+    ctx: RequestContext,
+  ): Promise<CreateOutcome> => {
+    try {
+      return { replayed: false, action: await deps.create(agent, body, ctx, id) };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const stored = await deps.requests.findForAgent(id, agent.agent_id);
+      if (!stored) throw err;
+      return { replayed: true, action: toActionView(stored, deps.metadata.open(stored)) };
+    }
+  };
+
   return async function createAction(
     agent: AgentPrincipal,
     body: CreateActionBody,
     key: string | undefined,
     ctx: RequestContext,
+    actionId?: string,
   ): Promise<CreateOutcome> {
-    if (key === undefined) return { replayed: false, action: await deps.create(agent, body, ctx) };
+    if (key === undefined) {
+      if (actionId !== undefined) return createWithId(agent, body, actionId, ctx);
+      return { replayed: false, action: await deps.create(agent, body, ctx) };
+    }
     const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const giveUpAt = Date.now() + waitMs;
     for (;;) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -15,6 +14,7 @@ import {
   IdempotencyKey,
   ListActionsQuery,
   type CreateOutcome,
+  newId,
 } from '@agent-auth/contracts';
 import { AppError, errors, isAppError } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
@@ -43,8 +43,9 @@ function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
 }
 
 /**
- * Sends a create, and once more when the bus found no responder or timed out: the same key makes the retry
- * find the request the first replica may have stored (or take it over), so a replica crash never doubles it.
+ * Sends a create, and once more when the bus found no responder or timed out: the same key (or, without one, the
+ * same action id) makes the retry find the request the first replica may have stored (or take it over), so a
+ * replica crash never doubles it.
  */
 async function createOnce(
   bus: Bus,
@@ -80,7 +81,11 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       const given = idempotencyKeyOf(headers);
       const outcome = await createOnce(
         bus,
-        { agent: principal, body, idempotency_key: given ?? `gw:${randomUUID()}` },
+        // Without the client's key, an id chosen here makes the gateway's own retry safe: the request is stored
+        // under that id once (a second insert of it fails), at no cost beyond the create's one statement.
+        given === undefined
+          ? { agent: principal, body, action_id: newId('action') }
+          : { agent: principal, body, idempotency_key: given },
         requestId,
       );
       // Only a repeat by the client is a replay to it; a retry of the gateway's own is invisible.
