@@ -76,6 +76,22 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       '`Idempotent-Replayed: true`; the same key with another body is 422.',
     auth: 'agent',
     body: CreateActionBody,
+    headerDocs: {
+      'Idempotency-Key': {
+        description:
+          'Makes a retry of this create safe (DESIGN 5.4): 1-255 printable ASCII characters, chosen by the agent ' +
+          '(a UUID per request is enough). Within 24 h, the same key from the same agent gets the first answer ' +
+          'again (counted once against the quota); the same key with another body is 422.',
+        schema: IdempotencyKey,
+      },
+    },
+    responseHeaders: {
+      'Idempotent-Replayed': {
+        description:
+          '`true` when this answer is the one first given to an earlier request with the same Idempotency-Key.',
+        schema: z.literal('true'),
+      },
+    },
     response: ActionView,
     handler: async ({ principal, body, requestId, headers, reply }) => {
       const given = idempotencyKeyOf(headers);

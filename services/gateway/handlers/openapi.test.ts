@@ -53,6 +53,12 @@ describe('GET /openapi.json', () => {
     expect(create.responses['200'].content['application/json'].schema.properties.status.enum).toContain('approved');
     expect(create.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
 
+    const key = create.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    expect(key).toMatchObject({ in: 'header', required: false, schema: { type: 'string' } });
+    expect(key.schema.pattern).toBeDefined();
+    expect(key.description).toMatch(/24 h/);
+    expect(create.responses['200'].headers['Idempotent-Replayed']).toMatchObject({ schema: { const: 'true' } });
+
     const approve = doc.paths['/actions/{request_id}/approve'].post;
     expect(approve.parameters).toEqual([expect.objectContaining({ name: 'request_id', in: 'path', required: true })]);
     expect(approve.requestBody.required).toBe(false); // every field of an approval is optional

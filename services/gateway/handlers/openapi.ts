@@ -31,7 +31,17 @@ export interface RouteDoc {
   bodyOptional?: boolean;
   query?: z.ZodType;
   params?: z.ZodType;
+  /** Request headers the operation reads besides the credentials (e.g. Idempotency-Key), by name. */
+  headers?: Record<string, HeaderDoc>;
   response?: z.ZodType;
+  /** Headers of the success answer the operation may set, by name. */
+  responseHeaders?: Record<string, HeaderDoc>;
+}
+
+/** One documented header: what it means and the values it takes. */
+export interface HeaderDoc {
+  description: string;
+  schema: z.ZodType;
 }
 
 declare module 'fastify' {
@@ -68,6 +78,17 @@ function parameters(where: 'path' | 'query', schema: z.ZodType | undefined) {
   }));
 }
 
+/** Header parameters of an operation: optional, as no header but the credentials is ever required. */
+function headerParameters(headers: Record<string, HeaderDoc> | undefined) {
+  return Object.entries(headers ?? {}).map(([name, h]) => ({
+    name,
+    in: 'header',
+    required: false,
+    description: h.description,
+    schema: jsonSchema(h.schema, 'input'),
+  }));
+}
+
 const EVENT_STREAM = { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' } } };
 
 function operation(method: string, url: string, auth: AuthKind, doc: RouteDoc) {
@@ -80,9 +101,26 @@ function operation(method: string, url: string, auth: AuthKind, doc: RouteDoc) {
     description: doc.description,
     tags: [doc.tag],
     security: SECURITY[auth],
-    parameters: [...parameters('path', doc.params), ...parameters('query', doc.query)],
+    parameters: [
+      ...parameters('path', doc.params),
+      ...parameters('query', doc.query),
+      ...headerParameters(doc.headers),
+    ],
     responses: {
-      200: { description: 'Success', content: success },
+      200: {
+        description: 'Success',
+        ...(doc.responseHeaders
+          ? {
+              headers: Object.fromEntries(
+                Object.entries(doc.responseHeaders).map(([name, h]) => [
+                  name,
+                  { description: h.description, schema: jsonSchema(h.schema, 'output') },
+                ]),
+              ),
+            }
+          : {}),
+        content: success,
+      },
       400: ERROR,
       401: ERROR,
       403: ERROR,

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { describeZodError, type AgentPrincipal, type DevicePrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { AuthKind } from './auth.js';
-import type { ApiTag } from './openapi.js';
+import type { ApiTag, HeaderDoc } from './openapi.js';
 
 type PrincipalOf<A extends AuthKind> = A extends 'agent' ? AgentPrincipal : A extends 'device' ? DevicePrincipal : null;
 
@@ -32,6 +32,10 @@ export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.
   bodyOptional?: boolean;
   query?: Q;
   params?: P;
+  /** For the API description: request headers the route reads besides the credentials (read from `headers`). */
+  headerDocs?: Record<string, HeaderDoc>;
+  /** For the API description: headers the route may set on its success answer. */
+  responseHeaders?: Record<string, HeaderDoc>;
   /** The success body, for the API description (GET /api/v1/openapi.json). */
   response?: z.ZodType;
   /** For the API reference: one line, what it does (Markdown), and its group. */
@@ -86,7 +90,9 @@ export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.Zo
         bodyOptional: spec.bodyOptional,
         query: spec.query,
         params: spec.params,
+        headers: spec.headerDocs,
         response: spec.response,
+        responseHeaders: spec.responseHeaders,
       },
     },
     handler: async (request, reply) => {
