@@ -1,7 +1,18 @@
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 // The browser modules themselves, run in Node: the same code the device app runs.
-import { countdown, money, parseRoute, relativeTime, requestHash, riskBadge } from './public/format.js';
+import {
+  confirmReasons,
+  countdown,
+  grantOf,
+  grantState,
+  money,
+  parseRoute,
+  quorumText,
+  relativeTime,
+  requestHash,
+  riskBadge,
+} from './public/format.js';
 import { decisionChallenge } from './public/passkeys.js';
 import { renderIcon } from './icons.js';
 
@@ -70,5 +81,45 @@ describe('device app icon', () => {
       const raw = inflateSync(png.subarray(41, 41 + dataLength));
       expect(raw.length).toBe(size * (1 + size * 3));
     }
+  });
+});
+
+describe('device app decisions', () => {
+  it('asks for a confirmation before approving a critical or irreversible request, saying why', () => {
+    expect(confirmReasons({ risk_level: 'high', reversible: true })).toEqual([]);
+    expect(confirmReasons({ risk_level: 'critical', reversible: true })).toEqual(['it is critical risk']);
+    expect(confirmReasons({ risk_level: 'low', reversible: false })).toEqual(['it cannot be undone']);
+    expect(confirmReasons({ risk_level: 'critical', reversible: false })).toHaveLength(2);
+  });
+
+  it('makes the grant of an approve from the form: none for "only this once", blanks left out', () => {
+    expect(grantOf({ duration: '', budget: '50', uses: '3' })).toBeNull();
+    expect(grantOf({ duration: '3600', budget: '', uses: '' })).toEqual({ duration_seconds: 3600 });
+    expect(grantOf({ duration: '900', budget: '25.5', uses: '4' })).toEqual({
+      duration_seconds: 900,
+      max_amount: 25.5,
+      max_uses: 4,
+    });
+    expect(grantOf({ duration: '900', budget: '0', uses: '1.5' })).toEqual({ duration_seconds: 900 });
+  });
+
+  it("says where a grant stands, and a quorum's progress", () => {
+    const live = {
+      revoked_at: null,
+      expires_at: '2026-11-23T09:00:00Z',
+      max_uses: 3,
+      uses: 1,
+      max_amount: 10,
+      spent: 4,
+    };
+    expect(grantState(live, now)).toBe('active');
+    expect(grantState({ ...live, uses: 3 }, now)).toBe('used up');
+    expect(grantState({ ...live, spent: 10 }, now)).toBe('used up');
+    expect(grantState({ ...live, max_uses: null, max_amount: null, uses: 99, spent: 99 }, now)).toBe('active');
+    expect(grantState({ ...live, expires_at: '2026-11-23T07:00:00Z' }, now)).toBe('expired');
+    expect(grantState({ ...live, revoked_at: '2026-11-23T07:30:00Z' }, now)).toBe('revoked');
+    expect(parseRoute('#/grants')).toEqual({ view: 'grants' });
+    expect(quorumText(null)).toBeNull();
+    expect(quorumText({ required: 2, approvals: [{ device_id: 'd' }] })).toBe('1 of 2 approvals');
   });
 });

@@ -1,7 +1,17 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 // The browser module itself, run on Node's WebCrypto: the same code the device app runs.
-import { approvalMessage, base64url, deviceTag, generateDeviceKey, publicJwk, signDecision } from './public/signing.js';
+import {
+  approvalMessage,
+  base64url,
+  batchApprovalMessage,
+  deviceTag,
+  generateDeviceKey,
+  publicJwk,
+  signBatch,
+  signDecision,
+} from './public/signing.js';
+import { batchChallenge } from './public/passkeys.js';
 
 describe('device app signing', () => {
   it('builds the five-line approval message, with an empty line for no content hash', () => {
@@ -55,5 +65,27 @@ describe('device app signing', () => {
     expect(tag).toMatch(/^[0-9a-f]{16}$/);
     expect(await deviceTag('dev_secret')).toBe(tag);
     expect(tag).not.toContain('secret');
+  });
+
+  it('builds the batch message of DESIGN 5.3 (lines "id content_hash", ending in the space when none) and signs it', async () => {
+    const requests = [
+      { id: 'act_b', content_hash: null },
+      { id: 'act_a', content_hash: 'cafe' },
+    ];
+    expect(batchApprovalMessage({ decision: 'approve', requests, timestamp: 'T' })).toBe(
+      'aa-approval-batch-v1\napprove\nact_b \nact_a cafe\nT',
+    );
+    const pair = await generateDeviceKey();
+    const now = new Date('2026-11-21T10:11:12.345Z');
+    const { signature, timestamp } = await signBatch(pair.privateKey, { decision: 'deny', requests, now });
+    expect(timestamp).toBe('2026-11-21T10:11:12Z');
+    const key = createPublicKey({ key: await publicJwk(pair.publicKey), format: 'jwk' });
+    const message = Buffer.from(batchApprovalMessage({ decision: 'deny', requests, timestamp }));
+    expect(verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))).toBe(
+      true,
+    );
+    // The passkey challenge of a batch is the base64url SHA-256 of the same message.
+    const digest = Buffer.from(await crypto.subtle.digest('SHA-256', message)).toString('base64url');
+    expect(await batchChallenge({ decision: 'deny', requests, timestamp })).toBe(digest);
   });
 });

@@ -1,12 +1,20 @@
 // The device web app: what the holder of an account sees and does. Routes live in the location hash
 // (#/requests, #/requests/{id}, #/rules, …) so that a notification or an agent can link to one request.
 import { ApiError, NetworkError, deviceApi } from './api.js';
-import { parseRoute } from './format.js';
+import { confirmReasons, grantOf, grantState, parseRoute, quorumText } from './format.js';
 import { linkedFirst } from './links.js';
-import { assertDecision, createPasskey, passkeysSupported } from './passkeys.js';
+import { assertBatch, assertDecision, createPasskey, passkeysSupported } from './passkeys.js';
 import { clearNotification, disablePush, enablePush, pushState, registerServiceWorker } from './push.js';
-import { deviceTag, generateDeviceKey, loadDeviceKey, publicJwk, saveDeviceKey, signDecision } from './signing.js';
-import { el, facts, pendingCard, requestDetail, requestGone, row, tick } from './views.js';
+import {
+  deviceTag,
+  generateDeviceKey,
+  loadDeviceKey,
+  publicJwk,
+  saveDeviceKey,
+  signBatch,
+  signDecision,
+} from './signing.js';
+import { el, facts, grantCard, pendingCard, requestDetail, requestGone, reviewItem, row, tick } from './views.js';
 import { checkWholeChain, receiptKeys, renderHistory, resolvedByText } from './history.js';
 import { verifyReceipt } from './verify.js';
 
@@ -17,6 +25,19 @@ let keyPair;
 let passkeys = [];
 let pending = new Map();
 let route = parseRoute(location.hash);
+/** What the service offers beyond SPEC.md, learnt at sign-in (an older service has no standing grants). */
+const features = { grants: false };
+/** Requests ticked for a batch decision; the batch under review ({decision}) or null. */
+const selected = new Set();
+let review = null;
+/** Critical or irreversible requests whose approval waits for the holder's second "yes". */
+const confirming = new Set();
+/** "Allow similar for…" choices per request, kept while the list is redrawn. */
+const grantDrafts = new Map();
+/** Quorum requests this device has already approved (kept in this browser, so the button says so). */
+const MINE = 'agent-auth-quorum-approved';
+const mine = new Set(JSON.parse(localStorage.getItem(MINE) ?? '[]'));
+const keepMine = () => localStorage.setItem(MINE, JSON.stringify([...mine]));
 
 function say(text) {
   $('message').textContent = text;
@@ -43,8 +64,45 @@ async function attempt(work) {
   }
 }
 
-/** Approves or denies: through this phone's passkey when the device has one, signed when it has a key. */
-async function decide(item, decision, button) {
+/** Redraws whichever view shows pending requests. */
+function redraw() {
+  if (route.view === 'pending') renderPending();
+  if (route.view === 'request') renderRequest();
+}
+
+/** The approve buttons of a request, or its confirmation, as a card or the detail view draws them. */
+function cardOptions(item, { selectable = false, detail = false } = {}) {
+  return {
+    selected: selected.has(item.id),
+    onSelect: selectable ? toggleSelected : undefined,
+    mine: mine.has(item.id),
+    confirming: confirming.has(item.id),
+    onConfirm: (it, button) => decide(it, 'approve', button, true),
+    onCancel: (it) => {
+      confirming.delete(it.id);
+      redraw();
+      document.querySelector(`[data-request="${CSS.escape(it.id)}"] button.approve`)?.focus();
+    },
+    grantDraft: detail && features.grants ? draftOf(item.id) : undefined,
+  };
+}
+
+function draftOf(id) {
+  if (!grantDrafts.has(id)) grantDrafts.set(id, {});
+  return grantDrafts.get(id);
+}
+
+/**
+ * Approves or denies: through this phone's passkey when the device has one, signed when it has a key. A critical or
+ * irreversible request is approved only after a second, explicit "yes" (the confirmation shown in its place).
+ */
+async function decide(item, decision, button, confirmed = false) {
+  if (decision === 'approve' && !confirmed && confirmReasons(item).length) {
+    confirming.add(item.id);
+    redraw();
+    document.getElementById(`confirm-${item.id}`)?.focus();
+    return;
+  }
   const buttons = button.parentElement.querySelectorAll('button');
   for (const b of buttons) b.disabled = true;
   button.setAttribute('aria-busy', 'true');
@@ -53,6 +111,8 @@ async function decide(item, decision, button) {
     if (item.content_hash) body.content_hash = item.content_hash;
     const totp = $('totp-code').value.trim();
     if (decision === 'approve' && totp) body.totp_code = totp;
+    const grant = decision === 'approve' && route.view === 'request' ? grantOf(grantDrafts.get(item.id) ?? {}) : null;
+    if (grant) body.grant = grant;
     const input = { requestId: item.id, decision, contentHash: item.content_hash };
     if (passkeys.length) {
       say('Confirm with your passkey…');
@@ -68,12 +128,137 @@ async function decide(item, decision, button) {
       );
     const result = await api.post(`/actions/${encodeURIComponent(item.id)}/${decision}`, body);
     $('totp-code').value = '';
-    clearNotification(item.id);
-    say(
-      `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${await receiptVerdict(result.receipt)}`,
-    );
+    confirming.delete(item.id);
+    grantDrafts.delete(item.id);
+    if (result.status === 'pending' && result.quorum) {
+      // A quorum request: this device's approval is counted, and it waits for another device.
+      mine.add(item.id);
+      keepMine();
+      say(`Your approval is counted: ${quorumText(result.quorum)} for "${result.title}". It waits for another device.`);
+    } else {
+      clearNotification(item.id);
+      say(
+        `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${grant ? ` — similar requests allowed for ${grantWords(grant)}` : ''}${await receiptVerdict(result.receipt)}`,
+      );
+    }
     if (route.view === 'request') location.hash = '#/requests';
     else await loadPending();
+  });
+  for (const b of buttons) b.disabled = false;
+  button.removeAttribute('aria-busy');
+}
+
+/** "1 hour, up to 50.00, 3 uses": a grant in words for the confirmation message. */
+function grantWords(grant) {
+  const option = document.querySelector(`.grant select option[value="${grant.duration_seconds}"]`);
+  const parts = [option?.textContent ?? `${Math.round(grant.duration_seconds / 60)} minutes`];
+  if (grant.max_amount !== undefined) parts.push(`up to ${grant.max_amount.toFixed(2)}`);
+  if (grant.max_uses !== undefined) parts.push(`${grant.max_uses} ${grant.max_uses === 1 ? 'use' : 'uses'}`);
+  return parts.join(', ');
+}
+
+function toggleSelected(item, on) {
+  if (on) selected.add(item.id);
+  else selected.delete(item.id);
+  renderBatchBar([...pending.values()]);
+}
+
+/** The batch bar (in the header while requests are ticked) and the "Select all" row above the list. */
+function renderBatchBar(items) {
+  const listed = route.view === 'pending' && review === null;
+  $('select-row').hidden = !listed || items.length < 2;
+  const n = selected.size;
+  $('batch-bar').hidden = !listed || n === 0;
+  $('batch-count').textContent = `${n} of ${items.length} selected`;
+  $('select-all').textContent = n === items.length ? 'Clear selection' : 'Select all';
+  // Short words on the phone's header; the full meaning for screen readers.
+  $('batch-approve').textContent = `Approve ${n}…`;
+  $('batch-approve').setAttribute('aria-label', `Review and approve ${n} selected`);
+  $('batch-deny').textContent = `Deny ${n}…`;
+  $('batch-deny').setAttribute('aria-label', `Review and deny ${n} selected`);
+}
+
+/** The requests of the batch under review, in the order of the pending list. */
+const reviewed = () => [...pending.values()].filter((item) => selected.has(item.id));
+
+/** The batch review: each selected request in full, then one confirmation for all of them. */
+function renderReview() {
+  const items = reviewed();
+  if (review && !items.length) review = null;
+  $('batch-review').hidden = review === null;
+  if (!review) return;
+  const verb = review.decision === 'approve' ? 'Approve' : 'Deny';
+  $('batch-review-title').textContent = `${verb} these ${items.length} ${items.length === 1 ? 'request' : 'requests'}?`;
+  $('batch-items').replaceChildren(...items.map((item) => reviewItem(item, mine.has(item.id))));
+  $('batch-reason').hidden = review.decision !== 'deny';
+  $('batch-reason-label').hidden = review.decision !== 'deny';
+  const confirm = $('batch-confirm');
+  confirm.className = review.decision;
+  confirm.textContent = `${verb} all ${items.length}`;
+}
+
+function openReview(decision) {
+  if (!selected.size) return;
+  review = { decision };
+  renderPending();
+  $('batch-review-title').focus();
+}
+
+function closeReview() {
+  review = null;
+  $('batch-reason').value = '';
+  renderPending();
+  $('pending-title').focus();
+}
+
+/** Sends the batch under review with one proof (passkey, signing key, TOTP code) and says what became of each. */
+async function confirmBatch(button) {
+  if (!review) return;
+  const { decision } = review;
+  const items = reviewed();
+  const buttons = button.parentElement.querySelectorAll('button');
+  for (const b of buttons) b.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  await attempt(async () => {
+    const requests = items.map((i) => (i.content_hash ? { id: i.id, content_hash: i.content_hash } : { id: i.id }));
+    const body = { requests };
+    const totp = $('totp-code').value.trim();
+    if (decision === 'approve' && totp) body.totp_code = totp;
+    const reason = $('batch-reason').value.trim();
+    if (decision === 'deny' && reason) body.reason = reason;
+    if (passkeys.length) {
+      say(`Confirm with your passkey (one check for all ${items.length})…`);
+      Object.assign(body, await assertBatch({ decision, requests, passkeys }));
+    }
+    if (keyPair)
+      Object.assign(
+        body,
+        await signBatch(keyPair.privateKey, {
+          decision,
+          requests,
+          now: body.timestamp ? new Date(body.timestamp) : new Date(),
+        }),
+      );
+    const { results } = await api.post(`/actions/${decision}`, body);
+    $('totp-code').value = '';
+    const titles = new Map(items.map((i) => [i.id, i.title]));
+    const done = results.filter((r) => r.status === 200 && r.action.status !== 'pending');
+    const counted = results.filter((r) => r.status === 200 && r.action.status === 'pending');
+    const refused = results.filter((r) => r.status !== 200);
+    for (const r of done) clearNotification(r.id);
+    for (const r of counted) mine.add(r.id);
+    keepMine();
+    const verb = decision === 'approve' ? 'Approved' : 'Denied';
+    const parts = [`${verb} ${done.length} of ${results.length}`];
+    if (counted.length) parts.push(`your approval counted on ${counted.length} that wait for another device`);
+    if (refused.length)
+      parts.push(`not done: ${refused.map((r) => `"${titles.get(r.id) ?? r.id}" (${r.detail})`).join('; ')}`);
+    selected.clear();
+    review = null;
+    $('batch-reason').value = '';
+    say(`${parts.join('; ')}.`);
+    await loadPending();
+    $('pending-title').focus();
   });
   for (const b of buttons) b.disabled = false;
   button.removeAttribute('aria-busy');
@@ -93,15 +278,22 @@ async function receiptVerdict(receipt) {
 async function loadPending() {
   const { requests } = await api.get('/pending');
   pending = new Map(requests.map((r) => [r.id, r]));
+  // What is no longer waiting leaves the batch, the confirmations and this device's quorum list.
+  for (const set of [selected, confirming, mine]) for (const id of set) if (!pending.has(id)) set.delete(id);
+  keepMine();
   $('pending-count').textContent = requests.length ? `(${requests.length})` : '';
-  if (route.view === 'pending') renderPending();
-  if (route.view === 'request') renderRequest();
+  redraw();
 }
 
 function renderPending() {
   const items = [...pending.values()];
-  $('pending-list').replaceChildren(...items.map((item) => pendingCard(item, decide)));
+  $('pending-list').replaceChildren(
+    ...items.map((item) => pendingCard(item, decide, cardOptions(item, { selectable: items.length > 1 }))),
+  );
+  $('pending-list').hidden = review !== null;
   $('pending-empty').hidden = items.length > 0;
+  renderBatchBar(items);
+  renderReview();
 }
 
 /** The linked request in full, and below it whatever else is waiting. */
@@ -109,13 +301,23 @@ function renderRequest() {
   const { requests, found } = linkedFirst([...pending.values()], route.id);
   const others = found ? requests.slice(1) : requests;
   $('request-body').replaceChildren(
-    found ? requestDetail(requests[0], decide) : requestGone(route.id),
+    found ? requestDetail(requests[0], decide, cardOptions(requests[0], { detail: true })) : requestGone(route.id),
     ...(others.length
       ? [
           el('h2', { className: 'also', textContent: `Also waiting (${others.length})` }),
-          el('ul', { className: 'cards' }, ...others.map((item) => pendingCard(item, decide))),
+          el('ul', { className: 'cards' }, ...others.map((item) => pendingCard(item, decide, cardOptions(item)))),
         ]
       : []),
+  );
+}
+
+/** An empty list's state: what it is for, and how something gets into it. */
+function emptyItem(title, text) {
+  return el(
+    'li',
+    { className: 'empty' },
+    el('p', { className: 'empty-title', textContent: title }),
+    el('p', { className: 'muted', textContent: text }),
   );
 }
 
@@ -164,7 +366,7 @@ const views = {
     );
     if (!rules.length)
       $('rule-list').replaceChildren(
-        el('li', { className: 'muted', textContent: 'No rules: every request waits for you.' }),
+        emptyItem('No rules: every request waits for you.', 'A rule approves or denies matching requests at once.'),
       );
   },
   async limits() {
@@ -183,7 +385,9 @@ const views = {
       ),
     );
     if (!limits.length)
-      $('limit-list').replaceChildren(el('li', { className: 'muted', textContent: 'No spending limits.' }));
+      $('limit-list').replaceChildren(
+        emptyItem('No spending limits.', 'A limit denies any purchase that would take spending past it.'),
+      );
   },
   async vault() {
     const { credentials } = await api.get('/vault/credentials');
@@ -198,7 +402,12 @@ const views = {
       ),
     );
     if (!credentials.length)
-      $('credential-list').replaceChildren(el('li', { className: 'muted', textContent: 'No credentials stored.' }));
+      $('credential-list').replaceChildren(
+        emptyItem(
+          'No credentials stored.',
+          'An agent can call a service with a stored secret once you approve the call.',
+        ),
+      );
   },
   async agents() {
     const { agents } = await api.get('/agents');
@@ -211,6 +420,26 @@ const views = {
           }),
         ),
       ),
+    );
+    if (!agents.length)
+      $('agent-list').replaceChildren(emptyItem('No agents.', 'Add one below: it gets its own API key.'));
+  },
+  async grants() {
+    const [{ grants }, { agents }] = await Promise.all([api.get('/grants'), api.get('/agents')]);
+    const names = new Map(agents.map((a) => [a.agent_id, a.name]));
+    // Live grants first (soonest to end first), then the ones that are over.
+    const now = Date.now();
+    const order = (g) => (grantState(g, now) === 'active' ? 0 : 1);
+    grants.sort((a, b) => order(a) - order(b) || Date.parse(a.expires_at) - Date.parse(b.expires_at));
+    $('grant-list').replaceChildren(
+      ...(grants.length
+        ? grants.map((g) => grantCard(g, names.get(g.agent_id) ?? g.agent_id, revokeGrant, now))
+        : [
+            emptyItem(
+              'No standing grants.',
+              'When you approve a request, "Allow similar for…" lets its agent do the same kind of thing without asking, for as long and as much as you choose.',
+            ),
+          ]),
     );
   },
   async history() {
@@ -234,6 +463,16 @@ const views = {
     await showPushState();
   },
 };
+
+/** Revokes a standing grant at once (DESIGN 5.3). */
+function revokeGrant(grant, button) {
+  button.disabled = true;
+  return attempt(async () => {
+    await api.delete(`/grants/${encodeURIComponent(grant.grant_id)}`);
+    say('Grant revoked: its agent asks again from now on.');
+    await show();
+  });
+}
 
 async function showPasskeys() {
   passkeys = (await api.get('/device/passkeys')).passkeys;
@@ -312,6 +551,7 @@ async function offerNotifications() {
 /** Shows the view the location hash names, and moves focus to its heading (so screen readers announce it). */
 async function show(focus = false) {
   route = parseRoute(location.hash);
+  renderBatchBar([...pending.values()]);
   const section = route.view;
   for (const s of document.querySelectorAll('.view')) s.hidden = s.id !== section;
   for (const a of document.querySelectorAll('#tabs a')) {
@@ -383,6 +623,20 @@ function wireForms() {
       say('Passkey added: every approve and deny from now on is confirmed with it.');
       await showPasskeys();
     });
+  $('select-all').onclick = () => {
+    const items = [...pending.values()];
+    if (selected.size === items.length) selected.clear();
+    else for (const item of items) selected.add(item.id);
+    renderPending();
+  };
+  $('batch-approve').onclick = () => openReview('approve');
+  $('batch-deny').onclick = () => openReview('deny');
+  $('batch-cancel').onclick = () => closeReview();
+  $('batch-clear').onclick = () => {
+    selected.clear();
+    renderPending();
+  };
+  $('batch-confirm').onclick = () => void confirmBatch($('batch-confirm'));
   $('verify-chain').onclick = () =>
     attempt(async () => {
       $('chain-state').textContent = 'Reading and checking the whole chain…';
@@ -446,6 +700,11 @@ async function start(deviceId, kept = false) {
     (r) => r.passkeys,
     () => [],
   );
+  features.grants = await api.get('/grants').then(
+    () => true,
+    () => false,
+  );
+  $('grants-tab').hidden = !features.grants;
   $('sign-in').hidden = true;
   $('tabs').hidden = false;
   say('');

@@ -55,10 +55,59 @@ export function parseRoute(hash) {
   const id = requestIdFromHash(hash);
   if (id) return { view: 'request', id };
   const tab = hash.replace(/^#\/?/, '').split('/')[0];
-  return { view: ['rules', 'limits', 'vault', 'agents', 'history', 'device'].includes(tab) ? tab : 'pending' };
+  return {
+    view: ['rules', 'limits', 'grants', 'vault', 'agents', 'history', 'device'].includes(tab) ? tab : 'pending',
+  };
 }
 
 /** The link to one request inside the app. */
 export function requestHash(id) {
   return `#/requests/${encodeURIComponent(id)}`;
+}
+
+/** Why a request asks for a second "yes" before it is approved: critical risk, no way back. Empty when neither. */
+export function confirmReasons(item) {
+  const reasons = [];
+  if (item.risk_level === 'critical') reasons.push('it is critical risk');
+  if (item.reversible === false) reasons.push('it cannot be undone');
+  return reasons;
+}
+
+/** How long "Allow similar for…" may last, as offered in the app (DESIGN 5.3 allows 60 s to 30 days). */
+export const GRANT_DURATIONS = [
+  [900, '15 minutes'],
+  [3600, '1 hour'],
+  [8 * 3600, '8 hours'],
+  [86_400, '1 day'],
+  [7 * 86_400, '7 days'],
+  [30 * 86_400, '30 days'],
+];
+
+/**
+ * The `grant` of an approve body from the form's values (duration in seconds, budget in major units, uses), or
+ * null when the holder chose "only this once". Budget and uses are optional; blanks are left out.
+ */
+export function grantOf({ duration, budget, uses }) {
+  const seconds = Number(duration);
+  if (!duration || !Number.isInteger(seconds) || seconds <= 0) return null;
+  const grant = { duration_seconds: seconds };
+  if (budget !== undefined && budget !== '' && Number(budget) > 0) grant.max_amount = Number(budget);
+  if (uses !== undefined && uses !== '' && Number.isInteger(Number(uses)) && Number(uses) > 0)
+    grant.max_uses = Number(uses);
+  return grant;
+}
+
+/** Where a standing grant stands: revoked, expired, used up (budget or uses), or active. */
+export function grantState(grant, now = Date.now()) {
+  if (grant.revoked_at) return 'revoked';
+  if (Date.parse(grant.expires_at) <= now) return 'expired';
+  if (grant.max_uses !== null && grant.max_uses !== undefined && grant.uses >= grant.max_uses) return 'used up';
+  if (grant.max_amount !== null && grant.max_amount !== undefined && grant.spent >= grant.max_amount) return 'used up';
+  return 'active';
+}
+
+/** "1 of 2 approvals": a quorum's progress in words, or null when no quorum applies. */
+export function quorumText(quorum) {
+  if (!quorum) return null;
+  return `${quorum.approvals.length} of ${quorum.required} approvals`;
 }

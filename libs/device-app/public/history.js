@@ -25,6 +25,7 @@ export function resolvedByText(claims) {
   const by = claims.resolved_by ?? '';
   if (by === 'system') return 'Expired: nobody answered in time';
   if (by.startsWith('rule:')) return `Rule "${by.slice(5)}" ${claims.status === 'approved' ? 'approved' : 'denied'} it`;
+  if (by.startsWith('grant:')) return `Approved by standing grant ${by.slice('grant:'.length)}`;
   if (by.startsWith('spending_limit:')) return `Denied by spending limit ${by.slice('spending_limit:'.length)}`;
   const how =
     {

@@ -1,6 +1,6 @@
 // Passkeys in the browser (DESIGN 5.6): register one with the platform authenticator, and assert over the digest of
 // an approval message. The JSON forms are those of the WebAuthn spec, which the server's library verifies.
-import { approvalMessage, base64url } from './signing.js';
+import { approvalMessage, base64url, batchApprovalMessage } from './signing.js';
 
 /** Bytes of base64url text. */
 export function fromBase64url(text) {
@@ -14,10 +14,19 @@ export function passkeysSupported() {
   return typeof window !== 'undefined' && 'PublicKeyCredential' in window && !!navigator.credentials;
 }
 
+/** The challenge of a message: base64url SHA-256 of its UTF-8 bytes. */
+async function messageChallenge(message, subtle = globalThis.crypto.subtle) {
+  return base64url(await subtle.digest('SHA-256', new TextEncoder().encode(message)));
+}
+
 /** The challenge of a decision: base64url SHA-256 of the UTF-8 approval message. */
-export async function decisionChallenge(input, subtle = globalThis.crypto.subtle) {
-  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(approvalMessage(input)));
-  return base64url(digest);
+export function decisionChallenge(input, subtle = globalThis.crypto.subtle) {
+  return messageChallenge(approvalMessage(input), subtle);
+}
+
+/** The challenge of a batch decision: base64url SHA-256 of the batch message (DESIGN 5.3, 5.6). */
+export function batchChallenge(input, subtle = globalThis.crypto.subtle) {
+  return messageChallenge(batchApprovalMessage(input), subtle);
 }
 
 /** A timestamp as the approval message carries it: ISO 8601, seconds, UTC. */
@@ -58,10 +67,8 @@ export async function createPasskey(options) {
   return credentialJson(await navigator.credentials.create({ publicKey }));
 }
 
-/** Asks the platform authenticator to verify the holder and sign a decision; the body fields to send with it. */
-export async function assertDecision({ requestId, decision, contentHash, passkeys, now = new Date() }) {
-  const timestamp = decisionTimestamp(now);
-  const challenge = await decisionChallenge({ requestId, decision, contentHash, timestamp });
+/** Asks the platform authenticator to verify the holder over a challenge; the assertion as JSON. */
+async function assertChallenge(challenge, passkeys) {
   const credential = await navigator.credentials.get({
     publicKey: {
       challenge: fromBase64url(challenge),
@@ -75,5 +82,19 @@ export async function assertDecision({ requestId, decision, contentHash, passkey
       timeout: 60_000,
     },
   });
-  return { timestamp, webauthn: credentialJson(credential) };
+  return credentialJson(credential);
+}
+
+/** Asks the platform authenticator to verify the holder and sign a decision; the body fields to send with it. */
+export async function assertDecision({ requestId, decision, contentHash, passkeys, now = new Date() }) {
+  const timestamp = decisionTimestamp(now);
+  const challenge = await decisionChallenge({ requestId, decision, contentHash, timestamp });
+  return { timestamp, webauthn: await assertChallenge(challenge, passkeys) };
+}
+
+/** The same for a batch (requests as sent: [{id, content_hash}]): one assertion covers all of them. */
+export async function assertBatch({ decision, requests, passkeys, now = new Date() }) {
+  const timestamp = decisionTimestamp(now);
+  const challenge = await batchChallenge({ decision, requests, timestamp });
+  return { timestamp, webauthn: await assertChallenge(challenge, passkeys) };
 }

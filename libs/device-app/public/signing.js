@@ -6,6 +6,16 @@ export function approvalMessage({ requestId, decision, contentHash, timestamp })
   return ['aa-approval-v1', requestId, decision, contentHash ?? '', timestamp].join('\n');
 }
 
+/**
+ * The message a device signs to decide several requests at once (DESIGN 5.3): `aa-approval-batch-v1`, the decision,
+ * one line `id content_hash` per request in the order sent (ending in the space when there is no hash), the timestamp.
+ */
+export function batchApprovalMessage({ decision, requests, timestamp }) {
+  return ['aa-approval-batch-v1', decision, ...requests.map((r) => `${r.id} ${r.content_hash ?? ''}`), timestamp].join(
+    '\n',
+  );
+}
+
 /** Base64url without padding, as the API accepts. */
 export function base64url(bytes) {
   let binary = '';
@@ -32,6 +42,18 @@ export async function signDecision(
 ) {
   const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const message = new TextEncoder().encode(approvalMessage({ requestId, decision, contentHash, timestamp }));
+  const signature = await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, message);
+  return { signature: base64url(signature), timestamp };
+}
+
+/** The signature and timestamp to send with a batch approve or deny (requests as sent: [{id, content_hash}]). */
+export async function signBatch(
+  privateKey,
+  { decision, requests, now = new Date() },
+  subtle = globalThis.crypto.subtle,
+) {
+  const timestamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const message = new TextEncoder().encode(batchApprovalMessage({ decision, requests, timestamp }));
   const signature = await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, message);
   return { signature: base64url(signature), timestamp };
 }

@@ -1,6 +1,16 @@
 // How a request looks: the agent's name first, the amount large, risk as a badge, a countdown to its expiry and
 // relative times. Everything an agent wrote is set as textContent, never parsed as HTML.
-import { countdown, money, relativeTime, requestHash, riskBadge } from './format.js';
+import {
+  GRANT_DURATIONS,
+  confirmReasons,
+  countdown,
+  grantState,
+  money,
+  quorumText,
+  relativeTime,
+  requestHash,
+  riskBadge,
+} from './format.js';
 
 /** A DOM element with properties and children. */
 export function el(tag, props = {}, ...children) {
@@ -79,12 +89,79 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
   ];
 }
 
-function decisionButtons(item, onDecide) {
+/** Words for how a device approved (a quorum approval's method). */
+const METHOD_TEXT = { biometric: 'passkey or device', totp: 'authenticator code', wallet_pay: 'wallet pay' };
+
+/** A quorum's progress (DESIGN 5.3): n of required, who approved and how; nothing when no quorum applies. */
+export function quorumProgress(item, mine = false) {
+  if (!item.quorum) return null;
+  const { required, approvals } = item.quorum;
+  return el(
+    'div',
+    { className: 'quorum' },
+    el('p', {
+      className: 'quorum-title',
+      textContent: `Needs ${required} devices to approve: ${quorumText(item.quorum)} so far`,
+    }),
+    el('progress', { max: required, value: approvals.length, 'aria-label': quorumText(item.quorum) }),
+    approvals.length
+      ? el(
+          'ul',
+          { className: 'quorum-list', 'aria-label': 'Approved by' },
+          ...approvals.map((a) =>
+            el(
+              'li',
+              {},
+              `Device ${a.device_id} · ${METHOD_TEXT[a.method] ?? a.method}${a.signed ? ' · signed' : ''} · `,
+              el('time', { className: 'relative', datetime: a.at, textContent: relativeTime(a.at) }),
+            ),
+          ),
+        )
+      : null,
+    mine
+      ? el('p', { className: 'muted', textContent: 'You approved it from this device; it waits for another device.' })
+      : null,
+  );
+}
+
+/** The second "yes" a critical or irreversible request asks for before it is approved. */
+function confirmation(item, { onConfirm, onCancel }) {
+  const titleId = `confirm-${item.id}`;
+  const yes = el('button', {
+    type: 'button',
+    className: 'approve',
+    textContent: 'Yes, approve',
+    'aria-label': `Yes, approve: ${item.title}`,
+  });
+  const no = el('button', { type: 'button', className: 'cancel', textContent: 'Cancel' });
+  yes.onclick = () => onConfirm(item, yes);
+  no.onclick = () => onCancel(item);
+  const reasons = confirmReasons(item);
+  return el(
+    'div',
+    { className: 'confirm', role: 'group', 'aria-labelledby': titleId },
+    el('p', {
+      className: 'confirm-title',
+      id: titleId,
+      tabIndex: -1,
+      textContent: `Approve this? Take a second look: ${reasons.join(' and ')}.`,
+    }),
+    el('div', { className: 'actions' }, yes, no),
+  );
+}
+
+/**
+ * Approve and deny, or (while the holder confirms a critical or irreversible request) the confirmation in their
+ * place; `mine` when this device already gave its approval to a quorum.
+ */
+function decisionButtons(item, onDecide, opts = {}) {
+  if (opts.confirming) return confirmation(item, opts);
   const approve = el('button', {
     type: 'button',
     className: 'approve',
-    textContent: 'Approve',
+    textContent: opts.mine ? 'Approved by you' : 'Approve',
     'aria-label': `Approve: ${item.title}`,
+    disabled: !!opts.mine,
   });
   const deny = el('button', {
     type: 'button',
@@ -97,23 +174,77 @@ function decisionButtons(item, onDecide) {
   return el('div', { className: 'actions' }, approve, deny);
 }
 
+/** The tick box that puts a request into the batch. */
+function selectBox(item, opts) {
+  if (!opts.onSelect) return null;
+  const box = el('input', { type: 'checkbox', checked: !!opts.selected, 'aria-label': `Select: ${item.title}` });
+  box.onchange = () => opts.onSelect(item, box.checked);
+  return el('label', { className: 'pick' }, box, el('span', { textContent: 'Select' }));
+}
+
 /** One card of the pending list: the essentials, a link to the whole request, approve and deny. */
-export function pendingCard(item, onDecide) {
+export function pendingCard(item, onDecide, opts = {}) {
   return el(
     'li',
     { className: `card risk-${item.risk_level}`, 'data-request': item.id },
     ...headline(item, { linked: true }),
-    decisionButtons(item, onDecide),
+    quorumProgress(item, opts.mine),
+    selectBox(item, opts),
+    decisionButtons(item, onDecide, opts),
   );
 }
 
-/** The whole request, as its deep link (/app/#/requests/{id}) shows it. */
-export function requestDetail(item, onDecide) {
+/** "Allow similar for…": the standing grant an approval may create (DESIGN 5.3), kept in `draft` across redraws. */
+function grantChoice(item, draft) {
+  const duration = el(
+    'select',
+    { name: 'duration' },
+    el('option', { value: '', textContent: 'Only this once' }),
+    ...GRANT_DURATIONS.map(([seconds, text]) => el('option', { value: String(seconds), textContent: text })),
+  );
+  const budget = el('input', { type: 'number', name: 'budget', min: '0.01', step: '0.01', inputMode: 'decimal' });
+  const uses = el('input', { type: 'number', name: 'uses', min: '1', step: '1', inputMode: 'numeric' });
+  duration.value = draft.duration ?? '';
+  budget.value = draft.budget ?? '';
+  uses.value = draft.uses ?? '';
+  const keep = () => Object.assign(draft, { duration: duration.value, budget: budget.value, uses: uses.value });
+  for (const input of [duration, budget, uses]) input.oninput = keep;
+  duration.onchange = keep;
+  const scope = [
+    item.action_type.replace('_', ' '),
+    item.recipient ? `to ${item.recipient}` : null,
+    item.amount !== null && item.amount !== undefined ? `in ${item.currency}` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const details = el(
+    'details',
+    { className: 'grant', open: !!draft.open },
+    el('summary', { textContent: 'Allow similar for…' }),
+    el('p', {
+      className: 'muted',
+      textContent: `Approve this and let ${item.agent_name || item.agent_id} do the same (${scope}) without asking, for a while.`,
+    }),
+    el(
+      'div',
+      { className: 'grid' },
+      el('label', {}, 'For', duration),
+      el('label', {}, `Budget in ${item.currency} (optional)`, budget),
+      el('label', {}, 'Number of uses (optional)', uses),
+    ),
+  );
+  details.ontoggle = () => {
+    draft.open = details.open;
+  };
+  return details;
+}
+
+/** Everything about a request beyond its headline: why it asks for care, description, facts, metadata. */
+function requestFacts(item) {
   const metadata = Object.keys(item.metadata ?? {}).length ? JSON.stringify(item.metadata, null, 1) : null;
-  return el(
-    'article',
-    { className: `card detail risk-${item.risk_level}`, 'data-request': item.id, 'aria-labelledby': 'request-heading' },
-    ...headline(item, { heading: 'h2', headingId: 'request-heading' }),
+  const reasons = confirmReasons(item);
+  return [
+    reasons.length ? el('p', { className: 'warning', textContent: `Take care: ${reasons.join(' and ')}.` }) : null,
     item.description ? el('p', { className: 'description', textContent: item.description }) : null,
     facts([
       ['Type', item.action_type.replace('_', ' ')],
@@ -127,7 +258,75 @@ export function requestDetail(item, onDecide) {
     metadata
       ? el('details', {}, el('summary', { textContent: 'Metadata' }), el('pre', { textContent: metadata }))
       : null,
-    decisionButtons(item, onDecide),
+  ];
+}
+
+/** The whole request, as its deep link (/app/#/requests/{id}) shows it, with "Allow similar for…" on approve. */
+export function requestDetail(item, onDecide, opts = {}) {
+  return el(
+    'article',
+    { className: `card detail risk-${item.risk_level}`, 'data-request': item.id, 'aria-labelledby': 'request-heading' },
+    ...headline(item, { heading: 'h2', headingId: 'request-heading' }),
+    ...requestFacts(item),
+    quorumProgress(item, opts.mine),
+    opts.grantDraft && !opts.mine && !opts.confirming ? grantChoice(item, opts.grantDraft) : null,
+    decisionButtons(item, onDecide, opts),
+  );
+}
+
+/** One request of a batch under review: shown in full, without buttons of its own. */
+export function reviewItem(item, mine = false) {
+  return el(
+    'li',
+    { className: `card detail risk-${item.risk_level}`, 'data-review': item.id },
+    ...headline(item, { heading: 'h4' }),
+    ...requestFacts(item),
+    quorumProgress(item, mine),
+  );
+}
+
+/** A standing grant with its scope, what is left of it, and a revoke button while it is active. */
+export function grantCard(grant, agentName, onRevoke, now = Date.now()) {
+  const state = grantState(grant, now);
+  const what = [grant.action_type.replace('_', ' '), grant.recipient ? `to ${grant.recipient}` : null, grant.currency]
+    .filter(Boolean)
+    .join(' · ');
+  const capped = (v) => v !== null && v !== undefined;
+  const budget = capped(grant.max_amount)
+    ? `${money(grant.spent, grant.currency)} of ${money(grant.max_amount, grant.currency)} spent`
+    : `${money(grant.spent, grant.currency)} spent, no budget cap`;
+  const uses = capped(grant.max_uses)
+    ? `${grant.uses} of ${grant.max_uses} uses`
+    : `${grant.uses} ${grant.uses === 1 ? 'use' : 'uses'}, no cap`;
+  const revoke =
+    state === 'active'
+      ? el('button', {
+          type: 'button',
+          className: 'deny',
+          textContent: 'Revoke',
+          'aria-label': `Revoke the grant for ${agentName}: ${what}`,
+        })
+      : null;
+  if (revoke) revoke.onclick = () => onRevoke(grant, revoke);
+  const stateClass = state.replace(' ', '-');
+  return el(
+    'li',
+    { className: `card grant-card grant-${stateClass}`, 'data-grant': grant.grant_id },
+    el('p', { className: 'agent' }, el('span', { className: 'agent-name', textContent: agentName }), ` · ${what}`),
+    el(
+      'div',
+      { className: 'summary' },
+      el('span', { className: `badge state-${stateClass}`, textContent: state }),
+      state === 'active' ? countdownOf({ expires_at: grant.expires_at }) : null,
+    ),
+    facts([
+      ['Budget', budget],
+      ['Uses', uses],
+      ['Until', new Date(grant.expires_at).toLocaleString()],
+      ['Revoked', grant.revoked_at ? new Date(grant.revoked_at).toLocaleString() : null],
+      ['Created from', grant.created_from],
+    ]),
+    revoke ? el('div', { className: 'actions' }, revoke) : null,
   );
 }
 

@@ -1,0 +1,304 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../infra/database.js';
+import { apiClient, type ApiClient } from '../harness/http.js';
+import { startStack, type Stack } from '../harness/stack.js';
+import {
+  ARTIFACTS,
+  DESKTOP,
+  PHONE,
+  axeAudit,
+  launchBrowser,
+  noBrowser,
+  screenshot,
+  type AxeViolation,
+} from '../harness/browser.js';
+
+// Approvals without fatigue in the device app, in a real browser (headless Chromium): several requests reviewed in
+// full and approved or denied together with one passkey check, the explicit confirmation before approving a
+// critical or irreversible request, and the empty states. Screenshots go to test-artifacts/device-app/.
+
+const audits: Record<string, { violations: AxeViolation[]; passes: number }> = {};
+/** Generous: CI runs the suite in parallel on two busy cores. */
+const WAIT = 30_000;
+
+describe.skipIf(noBrowser)(
+  `device app approvals in Chromium${noBrowser ? ` (skipped: ${noBrowser})` : ''}`,
+  { timeout: 120_000 },
+  () => {
+    let stack: Stack;
+    let db: Awaited<ReturnType<typeof createTestDatabase>>;
+    let api: ApiClient;
+    let origin: string;
+    let browser: Browser;
+    let closeBrowser: () => Promise<void>;
+    let page: Page;
+    let acct: Awaited<ReturnType<ApiClient['newAccount']>>;
+    const problems: string[] = [];
+
+    async function audit(name: string, on: Page = page) {
+      const result = await axeAudit(on);
+      audits[name] = result;
+      const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      expect(serious, `${name}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
+    }
+
+    async function createRequest(body: Record<string, unknown>, apiKey = acct.api_key) {
+      const created = await api.agent(apiKey).post('/actions', body);
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      return created.body as { id: string; title: string; status: string; resolved_by: string | null };
+    }
+
+    const statusOf = async (id: string) => (await api.agent(acct.api_key).get(`/actions/${id}`)).body;
+
+    /** Waits until the page's pending list shows exactly these request ids (in any order). */
+    async function listShows(on: Page, ids: string[]) {
+      await on.waitForFunction(
+        (want: string[]) => {
+          const shown = [...document.querySelectorAll('#pending-list [data-request]')].map((n) =>
+            n.getAttribute('data-request'),
+          );
+          return shown.length === want.length && want.every((id) => shown.includes(id));
+        },
+        { timeout: WAIT },
+        ids,
+      );
+    }
+
+    const messageMatches = (on: Page, pattern: RegExp) =>
+      on.waitForFunction(
+        (source: string) => new RegExp(source).test(document.getElementById('message')!.textContent!),
+        { timeout: WAIT },
+        pattern.source,
+      );
+
+    /** A page for a device in its own browser context (its own storage), signed in, with a virtual passkey. */
+    async function deviceSession(context: BrowserContext, deviceId: string) {
+      const p = await context.newPage();
+      await p.setViewport(PHONE);
+      p.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
+      p.on('pageerror', (e) => void problems.push(String(e)));
+      const cdp: CDPSession = await p.createCDPSession();
+      await cdp.send('WebAuthn.enable', { enableUI: false });
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      });
+      await p.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
+      await p.locator('#device-id').setTimeout(WAIT).fill(deviceId);
+      await p.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
+      await p.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      return p;
+    }
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      stack = await startStack({ mode: 'all-in-one', databaseUrl: db.url, name: 'device-app-approvals' });
+      // WebAuthn needs a secure context and a domain: http://localhost is both.
+      const base = new URL(stack.baseUrl);
+      base.hostname = 'localhost';
+      origin = base.origin;
+      api = apiClient(base.href.replace(/\/$/, ''));
+      acct = await api.newAccount();
+      ({ browser, close: closeBrowser } = await launchBrowser());
+    }, 180_000);
+
+    afterAll(async () => {
+      writeFileSync(join(ARTIFACTS, 'axe-summary-approvals.json'), JSON.stringify(audits, null, 1));
+      await closeBrowser?.();
+      await stack?.stop();
+      await db?.drop();
+    });
+
+    it('signs in and sets up a passkey; the empty pending list says so', async () => {
+      page = await deviceSession(browser.defaultBrowserContext(), acct.device_id);
+      await page.waitForSelector('#pending-empty:not([hidden])', { timeout: WAIT });
+      expect(await page.$eval('#pending-empty', (n) => n.textContent)).toMatch(/Nothing is waiting for you/);
+      expect(await page.$eval('#select-row', (n) => n.hidden)).toBe(true);
+      await page.goto(`${origin}/app/#/device`, { waitUntil: 'networkidle2' });
+      await page.locator('#add-passkey').setTimeout(WAIT).click();
+      await page.waitForFunction(() => document.querySelectorAll('#passkey-list li').length === 1, { timeout: WAIT });
+      expect((await api.device(acct.device_id).get('/device/passkeys')).body.passkeys).toHaveLength(1);
+    });
+
+    it('approves several requests together: each shown in full in the review, one passkey check for all', async () => {
+      const paper = await createRequest({
+        action_type: 'purchase',
+        title: 'Buy printer paper',
+        amount: 18.4,
+        risk_level: 'low',
+        recipient: 'Office Supply Co.',
+        description: 'Five reams, A4.',
+      });
+      const email = await createRequest({
+        action_type: 'communication',
+        title: 'Email the landlord',
+        risk_level: 'medium',
+        metadata: { to: 'landlord@example.com' },
+      });
+      const post = await createRequest({ action_type: 'social', title: 'Post the team photo', risk_level: 'low' });
+      await page.goto(`${origin}/app/#/requests`, { waitUntil: 'networkidle2' });
+      await listShows(page, [paper.id, email.id, post.id]);
+      await page.waitForSelector('#select-row:not([hidden])', { timeout: WAIT });
+      // The batch bar appears (in the pinned header) once something is ticked.
+      expect(await page.$eval('#batch-bar', (n) => n.hidden)).toBe(true);
+
+      await page.locator(`[aria-label="Select: ${paper.title}"]`).setTimeout(WAIT).click();
+      await page.locator(`[aria-label="Select: ${email.title}"]`).setTimeout(WAIT).click();
+      await page.waitForFunction(() => /2 of 3 selected/.test(document.getElementById('batch-count')!.textContent!), {
+        timeout: WAIT,
+      });
+      await audit('pending-selected');
+      await screenshot(page, 'phone-batch-selected');
+
+      await page.locator('#batch-approve').setTimeout(WAIT).click();
+      await page.waitForSelector('#batch-review:not([hidden])', { timeout: WAIT });
+      // The review shows each selected request in full: description, recipient, metadata; and nothing else.
+      const reviewed = await page.$$eval('#batch-items [data-review]', (items) =>
+        items.map((n) => ({ id: n.getAttribute('data-review'), text: n.textContent })),
+      );
+      expect(reviewed.map((r) => r.id)).toEqual(expect.arrayContaining([paper.id, email.id]));
+      expect(reviewed).toHaveLength(2);
+      const paperText = reviewed.find((r) => r.id === paper.id)!.text!;
+      expect(paperText).toContain('Five reams, A4.');
+      expect(paperText).toContain('Office Supply Co.');
+      expect(paperText).toContain('$18.40');
+      expect(reviewed.find((r) => r.id === email.id)!.text).toContain('Metadata');
+      expect(await page.$eval('#batch-review-title', (h) => h.textContent)).toBe('Approve these 2 requests?');
+      expect(await page.$eval('#pending-list', (n) => n.hidden)).toBe(true);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('batch-review-title');
+      await audit('batch-review');
+      await screenshot(page, 'phone-batch-review');
+
+      await page.locator('#batch-confirm').setTimeout(WAIT).click();
+      await messageMatches(page, /Approved 2 of 2/);
+      for (const r of [paper, email])
+        expect(await statusOf(r.id)).toMatchObject({
+          status: 'approved',
+          resolved_by: 'biometric',
+          user_verified: true,
+        });
+      expect((await statusOf(post.id)).status).toBe('pending');
+      await listShows(page, [post.id]);
+      // One request left: nothing to batch, and the selection is gone.
+      expect(await page.$eval('#select-row', (n) => n.hidden)).toBe(true);
+      expect(await page.$eval('#batch-bar', (n) => n.hidden)).toBe(true);
+      await screenshot(page, 'phone-batch-done');
+    });
+
+    it('denies several together with one reason, after cancelling a first review', async () => {
+      const spam = await createRequest({
+        action_type: 'communication',
+        title: 'Send the newsletter',
+        risk_level: 'low',
+      });
+      const pending = (await api.device(acct.device_id).get('/pending')).body.requests.map((r: { id: string }) => r.id);
+      await listShows(page, pending);
+      await page.locator('#select-all').setTimeout(WAIT).click();
+      await page.waitForFunction(
+        (n: number) => document.getElementById('batch-count')!.textContent === `${n} of ${n} selected`,
+        { timeout: WAIT },
+        pending.length,
+      );
+      await page.locator('#batch-deny').setTimeout(WAIT).click();
+      await page.waitForSelector('#batch-review:not([hidden])', { timeout: WAIT });
+      await page.locator('#batch-cancel').setTimeout(WAIT).click();
+      await page.waitForSelector('#batch-review', { hidden: true, timeout: WAIT });
+      expect(await page.$eval('#pending-list', (n) => n.hidden)).toBe(false);
+
+      await page.locator('#batch-deny').setTimeout(WAIT).click();
+      await page.waitForSelector('#batch-reason:not([hidden])', { timeout: WAIT });
+      await page.locator('#batch-reason').setTimeout(WAIT).fill('Not this week');
+      expect(await page.$eval('#batch-confirm', (b) => b.textContent)).toBe(`Deny all ${pending.length}`);
+      await page.locator('#batch-confirm').setTimeout(WAIT).click();
+      await messageMatches(page, new RegExp(`Denied ${pending.length} of ${pending.length}`));
+      expect(await statusOf(spam.id)).toMatchObject({ status: 'denied', reason: 'Not this week', user_verified: true });
+      await page.waitForSelector('#pending-empty:not([hidden])', { timeout: WAIT });
+    });
+
+    it('asks for an explicit confirmation before approving a critical or irreversible request', async () => {
+      const wire = await createRequest({
+        action_type: 'purchase',
+        title: 'Wire the deposit',
+        amount: 2500,
+        risk_level: 'critical',
+        reversible: false,
+        recipient: 'Acme Properties',
+      });
+      await listShows(page, [wire.id]);
+      await page.locator(`[aria-label="Approve: ${wire.title}"]`).setTimeout(WAIT).click();
+      await page.waitForSelector(`[data-request="${wire.id}"] .confirm`, { timeout: WAIT });
+      const text = await page.$eval(`[data-request="${wire.id}"] .confirm-title`, (p) => p.textContent);
+      expect(text).toMatch(/critical risk and it cannot be undone/);
+      // Focus moves to the question, so a screen reader reads it; nothing was sent yet.
+      expect(await page.evaluate(() => document.activeElement?.className)).toBe('confirm-title');
+      expect((await statusOf(wire.id)).status).toBe('pending');
+      await audit('confirm-critical');
+      await screenshot(page, 'phone-confirm-critical');
+
+      await page.locator(`[data-request="${wire.id}"] button.cancel`).setTimeout(WAIT).click();
+      await page.waitForSelector(`[aria-label="Approve: ${wire.title}"]`, { timeout: WAIT });
+      expect((await statusOf(wire.id)).status).toBe('pending');
+
+      // From its link the same: the detail view asks too.
+      await page.goto(`${origin}/app/#/requests/${wire.id}`, { waitUntil: 'networkidle2' });
+      await page.locator(`#request [aria-label="Approve: ${wire.title}"]`).setTimeout(WAIT).click();
+      await page.locator(`#request [aria-label="Yes, approve: ${wire.title}"]`).setTimeout(WAIT).click();
+      await messageMatches(page, /Approved: Wire the deposit \(verified with your passkey\)/);
+      expect(await statusOf(wire.id)).toMatchObject({ status: 'approved', user_verified: true });
+    });
+
+    it('every list has an empty state; the views pass the audit on a desktop screen too', async () => {
+      const fresh = await api.newAccount();
+      const context = await browser.createBrowserContext();
+      const other = await deviceSession(context, fresh.device_id);
+      // The default agent exists; remove it so the agents list is empty too.
+      expect((await api.device(fresh.device_id).delete(`/agents/${fresh.agent_id}`)).status).toBe(200);
+      const views: Array<[string, string, RegExp]> = [
+        ['requests', '#pending-empty', /Nothing is waiting for you/],
+        ['rules', '#rule-list .empty', /No rules/],
+        ['limits', '#limit-list .empty', /No spending limits/],
+        ['vault', '#credential-list .empty', /No credentials stored/],
+        ['agents', '#agent-list .empty', /No agents/],
+        ['history', '#history-list li', /No request has been resolved yet/],
+      ];
+      if (await other.$eval('#grants-tab', (a) => !a.hidden))
+        views.push(['grants', '#grant-list .empty', /No standing grants/]);
+      for (const [view, selector, text] of views) {
+        await other.goto(`${origin}/app/#/${view}`, { waitUntil: 'networkidle2' });
+        await other.waitForSelector(`${selector}:not([hidden])`, { visible: true, timeout: WAIT });
+        expect(await other.$eval(selector, (n) => n.textContent)).toMatch(text);
+        await audit(`empty-${view}`, other);
+      }
+      await screenshot(other, 'phone-empty-agents');
+      await other.setViewport(DESKTOP);
+      const agentKey = (await api.device(fresh.device_id).post('/agents', { name: 'office' })).body.api_key as string;
+      const a = await createRequest({ action_type: 'scheduling', title: 'Book the meeting room' }, agentKey);
+      const b = await createRequest(
+        { action_type: 'legal', title: 'Sign the NDA', risk_level: 'critical', reversible: false },
+        agentKey,
+      );
+      await other.goto(`${origin}/app/#/requests`, { waitUntil: 'networkidle2' });
+      await listShows(other, [a.id, b.id]);
+      await other.locator('#select-all').setTimeout(WAIT).click();
+      await other.locator('#batch-approve').setTimeout(WAIT).click();
+      await other.waitForSelector('#batch-review:not([hidden])', { timeout: WAIT });
+      // A critical, irreversible request in a batch is flagged in the review.
+      expect(await other.$eval(`[data-review="${b.id}"] .warning`, (p) => p.textContent)).toMatch(
+        /critical risk and it cannot be undone/,
+      );
+      await audit('batch-review-desktop', other);
+      await screenshot(other, 'desktop-batch-review');
+      await context.close();
+      expect(problems.filter((p) => !/Failed to load resource/.test(p))).toEqual([]);
+    });
+  },
+);
