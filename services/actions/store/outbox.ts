@@ -29,9 +29,9 @@ export function announce(sql: Sql, source: string) {
 }
 
 /**
- * The relay's side of the outbox. Its own writes (claims, marks, purges) commit without waiting for the WAL flush
+ * The relay's side of the outbox. Its own writes (claims, deletes of published rows) commit without waiting for the WAL flush
  * (synchronous_commit off for those transactions only): the outbox row, committed and flushed with the change it
- * announces, is the record; a claim or a mark that a Postgres crash took back only makes a row be published again,
+ * announces, is the record; a claim or a delete that a Postgres crash took back only makes a row be published again,
  * which the stream de-duplicates by event id. So the relay adds no flush of its own to the creates' commits.
  */
 export function createOutboxStore(sql: Sql) {
@@ -62,9 +62,10 @@ export function createOutboxStore(sql: Sql) {
         }));
     },
 
-    async markPublished(ids: string[]): Promise<void> {
+    /** Deletes rows the stream holds (their events are published; the stream is the record from then on). */
+    async deletePublished(ids: string[]): Promise<void> {
       if (ids.length) {
-        await sql`with ${noFlush} update actions.outbox set published_at = now(), claimed_until = null from commit_mode where id = any(${ids})`;
+        await sql`with ${noFlush} delete from actions.outbox using commit_mode where id = any(${ids})`;
       }
     },
 
@@ -81,16 +82,6 @@ export function createOutboxStore(sql: Sql) {
         select extract(epoch from now() - created_at)::float8 as age from actions.outbox
         where published_at is null order by seq limit 1`;
       return row ? Math.max(0, row.age) : 0;
-    },
-
-    /** Deletes rows published more than `olderThanSeconds` ago (the stream keeps them from then on). */
-    async purgePublished(olderThanSeconds: number): Promise<number> {
-      const rows = await sql`
-        with ${noFlush}
-        delete from actions.outbox using commit_mode where id in (
-          select id from actions.outbox where published_at < now() - make_interval(secs => ${olderThanSeconds}) limit 5000)
-        returning id`;
-      return rows.length;
     },
   };
 }

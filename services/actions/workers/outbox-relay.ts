@@ -9,8 +9,6 @@ import { recordOutboxPublished, registerOutboxBacklog } from '@agent-auth/metric
 const BATCH = 200;
 const LEASE_SECONDS = 30;
 const RETRY_SECONDS = 1;
-const PURGE_EVERY_MS = 60_000;
-const KEEP_PUBLISHED_SECONDS = 3600;
 const CHANNEL = 'actions_outbox';
 /** Other processes' relays are told about this process's commits at most once per this interval. */
 const NOTIFY_INTERVAL_MS = 100;
@@ -22,7 +20,7 @@ export interface OutboxRelay {
 }
 
 /**
- * Publishes outbox rows to the action event stream, then marks them published. Woken in-process right after
+ * Publishes outbox rows to the action event stream, then deletes them. Woken in-process right after
  * a commit, by LISTEN/NOTIFY when another process commits (unless `listen` is off: the embedded database has one
  * connection, which LISTEN would hold), and by a slow poll as the fallback. The NOTIFY is sent by the committing
  * process outside any request's transaction, at most once per NOTIFY_INTERVAL_MS, naming the sender so that a
@@ -40,13 +38,12 @@ export function startOutboxRelay(input: {
 }): OutboxRelay {
   const { outbox, stream, log } = input;
   registerOutboxBacklog(() => outbox.oldestUnpublishedSeconds());
-  let lastPurge = Date.now();
-  // Marking rows published is off the path of the next batch: claimed rows are skipped until their lease ends.
+  // Deleting published rows is off the path of the next batch: claimed rows are skipped until their lease ends.
   const marking = new Set<Promise<void>>();
   const inBackground = (work: Promise<void>) => {
     const p: Promise<void> = work
       .catch((err: unknown) =>
-        log.error({ err }, 'marking outbox rows failed; they will be published again (de-duplicated)'),
+        log.error({ err }, 'deleting published outbox rows failed; they will be published again (de-duplicated)'),
       )
       .finally(() => marking.delete(p));
     marking.add(p);
@@ -70,7 +67,7 @@ export function startOutboxRelay(input: {
     if (!events.length) return 0;
     const stored = await stream.append(events);
     recordOutboxPublished(events.filter((e) => stored.has(e.id)).map((e) => new Date(e.occurred_at)));
-    inBackground(outbox.markPublished([...stored]));
+    inBackground(outbox.deletePublished([...stored]));
     const failed = events.filter((e) => !stored.has(e.id)).map((e) => e.id);
     if (failed.length) {
       log.warn({ count: failed.length }, 'action events not published; offered again shortly');
@@ -83,10 +80,6 @@ export function startOutboxRelay(input: {
     pollMs: input.pollMs,
     pass: async () => {
       while ((await relayBatch()) === BATCH && !loop.stopped);
-      if (Date.now() - lastPurge > PURGE_EVERY_MS) {
-        lastPurge = Date.now();
-        await outbox.purgePublished(KEEP_PUBLISHED_SECONDS);
-      }
     },
     onError: (err) => log.error({ err }, 'outbox relay pass failed'),
   });
