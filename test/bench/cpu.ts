@@ -26,10 +26,26 @@ function pidsOf(name: string): number[] {
   }
 }
 
+/** The Postgres backends connected to one database (their title is "postgres: user database host(port) state"). */
+function backendsOf(database: string): number[] {
+  return pidsOf('postgres').filter((pid) => {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      return title.split(' ').includes(database);
+    } catch {
+      return false;
+    }
+  });
+}
+
 type Groups = Map<string, () => number[]>;
 
-/** The processes of a stack by service, then nats-server and postgres. */
-export function processGroups(stack: Stack): Groups {
+/**
+ * The processes of a stack by service, then nats-server and postgres. Given the stack's database URL, postgres is
+ * only the backends connected to that database: on a shared machine the others are other people's work (the
+ * server's shared processes, WAL writer and checkpointer, are then left out too).
+ */
+export function processGroups(stack: Stack, databaseUrl?: string): Groups {
   const groups: Groups = new Map();
   for (const service of ['all-in-one', 'gateway', 'actions', 'policy', 'vault-executor', 'notifier']) {
     const pids = stack
@@ -39,7 +55,10 @@ export function processGroups(stack: Stack): Groups {
     if (pids.length) groups.set(service, () => pids);
   }
   groups.set('nats-server', () => pidsOf('nats-server'));
-  groups.set('postgres', () => pidsOf('postgres'));
+  const database = databaseUrl && decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  groups.set(database ? 'postgres (its backends)' : 'postgres', () =>
+    database ? backendsOf(database) : pidsOf('postgres'),
+  );
   return groups;
 }
 

@@ -9,9 +9,15 @@ import postgres from 'postgres';
 import { apiClient } from '../harness/http.js';
 import { startStack } from '../harness/stack.js';
 import { PURCHASE } from './action-creation.js';
+import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
 import { load, out, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_RECEIPTS_ROUNDS ?? 2);
+// BENCH_RECEIPTS_SPLIT=true adds a third run per round: receipts signed on the request path, the sealer held back
+// until the load ends, which splits the cost between the request path and sealing.
+const SPLIT = process.env.BENCH_RECEIPTS_SPLIT === 'true';
+
+type Variant = 'off' | 'on' | 'unsealed';
 
 interface Lag {
   events: number;
@@ -43,9 +49,20 @@ async function sealingLag(databaseUrl: string): Promise<Lag> {
   }
 }
 
-async function creation(infra: Infra, on: boolean, label: string): Promise<{ figures: Figures; lag?: Lag }> {
+async function creation(
+  infra: Infra,
+  variant: Variant,
+  label: string,
+): Promise<{ figures: Figures; lag?: Lag; report: () => void }> {
   return withDatabase(infra, async (databaseUrl) => {
-    const env = { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false', RECEIPTS: String(on) };
+    const env: Record<string, string> = {
+      LOG_REQUESTS: 'false',
+      DB_POOL_SIZE: '10',
+      RATE_LIMITS: 'false',
+      RECEIPTS: String(variant !== 'off'),
+    };
+    // Held back: the sealer's first round comes a minute after start, long after the load.
+    if (variant === 'unsealed') env.AUDIT_SEAL_INTERVAL_MS = '60000';
     const stack = await startStack({
       mode: 'all-in-one',
       databaseUrl,
@@ -64,8 +81,15 @@ async function creation(infra: Infra, on: boolean, label: string): Promise<{ fig
         action_type: 'purchase',
         amount_max_cents: 1000,
       });
-      const figures = await load(label, `${stack.baseUrl}/actions`, { 'x-api-key': account.api_key }, PURCHASE);
-      return { figures, lag: on ? await sealingLag(databaseUrl) : undefined };
+      const cpu = cpuProbe(processGroups(stack, databaseUrl));
+      let used = new Map<string, number>();
+      const figures = await load(label, `${stack.baseUrl}/actions`, { 'x-api-key': account.api_key }, PURCHASE, {
+        probe: { start: cpu.start, stop: () => undefined },
+      });
+      // With the sealer on, its catching up after the load is part of the creates' cost: read the CPU once it is done.
+      const lag = variant === 'on' ? await sealingLag(databaseUrl) : undefined;
+      used = cpu.stop();
+      return { figures, lag, report: () => printCpuPerRequest(label, used, figures.total ?? 0) };
     } finally {
       await stack.stop();
     }
@@ -79,19 +103,28 @@ export const receiptsCost: BenchCase = {
     const rows: Figures[] = [];
     const ratios: number[] = [];
     const lags: Lag[] = [];
+    const reports: Array<() => void> = [];
+    const names: Record<Variant, string> = {
+      off: 'receipts and sealing off',
+      on: 'receipts and sealing on',
+      unsealed: 'receipts on, sealing after the load',
+    };
     for (let round = 1; round <= ROUNDS; round++) {
       // Alternate which goes first, so warming the machine favours neither.
-      const order = round % 2 === 1 ? [false, true] : [true, false];
-      const figures: Record<string, Figures> = {};
-      for (const on of order) {
-        const run = await creation(infra, on, `round ${round}: receipts and sealing ${on ? 'on' : 'off'}`);
-        figures[String(on)] = run.figures;
+      const order: Variant[] = round % 2 === 1 ? ['off', 'on'] : ['on', 'off'];
+      if (SPLIT) order.splice(1, 0, 'unsealed');
+      const figures: Partial<Record<Variant, Figures>> = {};
+      for (const variant of order) {
+        const run = await creation(infra, variant, `round ${round}: ${names[variant]}`);
+        figures[variant] = run.figures;
+        reports.push(run.report);
         if (run.lag) lags.push(run.lag);
       }
-      rows.push(figures.false!, figures.true!);
-      ratios.push(figures.true!.rps / figures.false!.rps);
+      rows.push(...order.map((v) => figures[v]!));
+      ratios.push(figures.on!.rps / figures.off!.rps);
     }
     table(rows);
+    for (const report of reports) report();
     const sorted = [...ratios].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);
     const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;

@@ -12,6 +12,8 @@ describe('receipt keys', () => {
     const receipt = await keys.signReceipt({ sub: 'act_1', status: 'approved' });
     expect(decodeProtectedHeader(receipt)).toEqual({ alg: 'ES256', typ: 'aa-receipt+jwt', kid: 'r1' });
     expect((await verify(receipt, keys.jwks())).payload).toEqual({ sub: 'act_1', status: 'approved' });
+    // ES256 in JWS is the raw r||s (RFC 7518 3.4), not the DER that node:crypto writes by default.
+    expect(Buffer.from(receipt.split('.')[2]!, 'base64url')).toHaveLength(64);
     expect(keys.jwks().keys).toEqual([
       { kty: 'EC', crv: 'P-256', x: expect.any(String), y: expect.any(String), kid: 'r1', alg: 'ES256', use: 'sig' },
     ]);
