@@ -7,7 +7,7 @@ import {
   BatchApproveBody,
   BatchDenyBody,
   BatchResults,
-  CreateActionBody,
+  type CreateActionBody,
   Deleted,
   DenyBody,
   IdempotencyKey,
@@ -37,6 +37,7 @@ import {
 } from '../http/passkeys.js';
 import { GrantView } from '../http/grants.js';
 import { AuditHead, AuditPage, AuditQuery, AuditTrail, Jwks } from '../receipts.js';
+import { ActionType, RiskLevel } from '../enums.js';
 
 /** Who an authenticated agent is; attached by the gateway to every agent message. */
 export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
@@ -45,6 +46,42 @@ export type AgentPrincipal = z.infer<typeof AgentPrincipal>;
 /** Who an authenticated device is; device_ref is a non-secret handle (never the device id itself). */
 export const DevicePrincipal = z.object({ account_id: z.string(), device_ref: z.string() });
 export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
+
+/**
+ * A new action request as the actions service takes it (actions.v2.create): the agent's fields with the public
+ * API's defaults applied and null for "not given". Its own shape, so the HTTP body may change without it.
+ */
+export const NewAction = z.object({
+  action_type: ActionType,
+  title: z.string(),
+  description: z.string().nullable(),
+  risk_level: RiskLevel,
+  reversible: z.boolean(),
+  amount: z.number().nullable(),
+  currency: z.string().length(3),
+  recipient: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  expires_in_seconds: z.number().int(),
+  callback_url: z.string().nullable(),
+});
+export type NewAction = z.infer<typeof NewAction>;
+
+/** The bus message of a validated POST /actions body. */
+export function newActionOf(body: CreateActionBody): NewAction {
+  return {
+    action_type: body.action_type,
+    title: body.title,
+    description: body.description ?? null,
+    risk_level: body.risk_level,
+    reversible: body.reversible,
+    amount: body.amount ?? null,
+    currency: body.currency,
+    recipient: body.recipient ?? null,
+    metadata: body.metadata ?? null,
+    expires_in_seconds: body.expires_in_seconds,
+    callback_url: body.callback_url ?? null,
+  };
+}
 
 /** What the actions service hands the vault executor for an approved request it has just marked as executing. */
 export const ClaimedExecution = z.object({
@@ -148,6 +185,7 @@ export const actionsEndpoints = {
   enrollTotp: defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
   getAccount: defineEndpoint('actions', 'get_account', z.object({ device: DevicePrincipal }), AccountView),
   setPlan: defineEndpoint('actions', 'set_plan', z.object({ device: DevicePrincipal, body: SetPlanBody }), AccountView),
+  // v2: the request is a NewAction of its own (v1 carried the HTTP body).
   create: defineEndpoint(
     'actions',
     'create',
@@ -155,11 +193,12 @@ export const actionsEndpoints = {
     // that the retry finds the request a first attempt stored instead of storing a second one.
     z.object({
       agent: AgentPrincipal,
-      body: CreateActionBody,
+      action: NewAction,
       idempotency_key: IdempotencyKey.optional(),
       action_id: ById.optional(),
     }),
     CreateOutcome,
+    2,
   ),
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
   list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CreateActionBody } from '@agent-auth/contracts';
+import { CreateActionBody, newActionOf } from '@agent-auth/contracts';
 import { amountCentsOf, checkCallbackUrl, contentHashOf, creationAudit, newRequestRow } from './new-action.js';
 
 const body = (fields: Record<string, unknown>) =>
-  CreateActionBody.parse({ action_type: 'purchase', title: 'Lamp', ...fields });
+  newActionOf(CreateActionBody.parse({ action_type: 'purchase', title: 'Lamp', ...fields }));
 const agent = { account_id: 'acct_1', agent_id: 'agt_1' };
 
 describe('a new action request', () => {
@@ -37,7 +37,7 @@ describe('a new action request', () => {
     const prepared = {
       id: 'act_1',
       agent,
-      body: body({ amount: 5 }),
+      action: body({ amount: 5 }),
       amountCents: 500,
       contentHash: null,
       metadataEnc: null,

@@ -1,6 +1,6 @@
 import {
   type AgentPrincipal,
-  type CreateActionBody,
+  type NewAction,
   describeZodError,
   type PolicyDecision,
   requestHash,
@@ -22,17 +22,17 @@ export function checkCallbackUrl(allowInsecureHosts: { ALLOW_INSECURE_HOSTS: str
 }
 
 /** The content hash of a vault execution request, or null for any other request (400 when its metadata is bad). */
-export function contentHashOf(body: CreateActionBody): string | null {
-  if (body.metadata?.vault_execute !== true) return null;
-  if (body.action_type !== 'system') throw errors.vaultRequestNotSystem();
-  const parsed = VaultExecutionMetadata.safeParse(body.metadata);
+export function contentHashOf(action: NewAction): string | null {
+  if (action.metadata?.vault_execute !== true) return null;
+  if (action.action_type !== 'system') throw errors.vaultRequestNotSystem();
+  const parsed = VaultExecutionMetadata.safeParse(action.metadata);
   if (!parsed.success) throw errors.invalidRequest(`metadata.${describeZodError(parsed.error, 'metadata')}`);
   return vaultContentHash(parsed.data);
 }
 
 /** The amount in cents, or null for a request without one (400 for an amount that rounds to nothing). */
-export function amountCentsOf(body: CreateActionBody): number | null {
-  const cents = body.amount == null ? null : toCents(body.amount);
+export function amountCentsOf(action: NewAction): number | null {
+  const cents = action.amount === null ? null : toCents(action.amount);
   if (cents === 0) throw errors.amountTooSmall();
   return cents;
 }
@@ -53,7 +53,7 @@ function grantOf(resolvedBy: string): { grant_id?: string } {
 export interface Prepared {
   id: string;
   agent: AgentPrincipal;
-  body: CreateActionBody;
+  action: NewAction;
   amountCents: number | null;
   contentHash: string | null;
   metadataEnc: string | null;
@@ -64,46 +64,46 @@ export interface Prepared {
 }
 
 /** The receipt's request_hash of a new request: its content as stored, metadata included. */
-export function requestHashOf(body: CreateActionBody, amountCents: number | null): string {
+export function requestHashOf(action: NewAction, amountCents: number | null): string {
   return requestHash({
-    action_type: body.action_type,
-    title: body.title,
-    description: body.description ?? null,
-    risk_level: body.risk_level,
-    reversible: body.reversible,
+    action_type: action.action_type,
+    title: action.title,
+    description: action.description,
+    risk_level: action.risk_level,
+    reversible: action.reversible,
     amount_cents: amountCents,
-    currency: body.currency,
-    recipient: body.recipient ?? null,
-    metadata: body.metadata ?? null,
+    currency: action.currency,
+    recipient: action.recipient,
+    metadata: action.metadata,
   });
 }
 
 /** The row of a new request as the policy left it (pending, or resolved by a rule or a limit). */
 export function newRequestRow(p: Prepared, decision: PolicyDecision, receipt: string | null): NewRequest {
-  const { body, agent } = p;
+  const { action, agent } = p;
   const resolved = decision.outcome !== 'pending';
   return {
     id: p.id,
     account_id: agent.account_id,
     agent_id: agent.agent_id,
-    action_type: body.action_type,
-    title: body.title,
-    description: body.description ?? null,
-    risk_level: body.risk_level,
-    risk_rank: riskRank(body.risk_level),
-    reversible: body.reversible,
+    action_type: action.action_type,
+    title: action.title,
+    description: action.description,
+    risk_level: action.risk_level,
+    risk_rank: riskRank(action.risk_level),
+    reversible: action.reversible,
     amount_cents: p.amountCents === null ? null : String(p.amountCents),
-    currency: body.currency,
-    recipient: body.recipient ?? null,
+    currency: action.currency,
+    recipient: action.recipient,
     metadata_enc: p.metadataEnc,
-    callback_url: body.callback_url ?? null,
+    callback_url: action.callback_url,
     content_hash: p.contentHash,
     status: resolved ? decision.outcome : 'pending',
     rule_applied: resolved ? decision.rule_applied : null,
     resolved_by: resolved ? decision.resolved_by : null,
     reason: null,
     spending_limit_exceeded: resolved ? (decision.spending_limit_exceeded ?? null) : null,
-    expires_in_seconds: body.expires_in_seconds,
+    expires_in_seconds: action.expires_in_seconds,
     resolved,
     at: p.at,
     request_hash: p.requestHash,
@@ -119,14 +119,14 @@ export function receiptDetail(receipt: string | null): { receipt?: string } {
 
 /** The audit entries of a new request: its creation, and the automatic decision when there was one. */
 export function creationAudit(p: Prepared, decision: PolicyDecision, receipt: string | null): AuditEntry[] {
-  const { body } = p;
+  const { action } = p;
   const created: AuditEntry = {
     event: 'created',
     actor: `agent:${p.agent.agent_id}`,
     // No metadata in the audit trail: request_hash stands for everything the holder was shown, metadata included.
     detail: {
-      action_type: body.action_type,
-      risk_level: body.risk_level,
+      action_type: action.action_type,
+      risk_level: action.risk_level,
       amount_cents: p.amountCents,
       request_hash: p.requestHash,
     },

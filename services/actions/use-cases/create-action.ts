@@ -1,5 +1,5 @@
 import type { RequestContext } from '@agent-auth/bus';
-import { type ActionView, type AgentPrincipal, type CreateActionBody, newId } from '@agent-auth/contracts';
+import { type ActionView, type AgentPrincipal, type NewAction, newId } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import {
   amountCentsOf,
@@ -30,26 +30,26 @@ export function isUniqueViolation(err: unknown): boolean {
 export function createActionCreation(deps: Deps) {
   const { policy, requests, settings, receipts } = deps;
 
-  const prepare = (agent: AgentPrincipal, body: CreateActionBody, id: string): Prepared => {
-    if (body.callback_url) checkCallbackUrl(settings, body.callback_url);
-    const contentHash = contentHashOf(body);
-    const amountCents = amountCentsOf(body);
-    const requestHash = receipts.enabled ? requestHashOf(body, amountCents) : null;
-    const metadataEnc = deps.metadata.seal(id, body.metadata);
-    return { id, agent, body, amountCents, contentHash, metadataEnc, at: new Date(), requestHash };
+  const prepare = (agent: AgentPrincipal, action: NewAction, id: string): Prepared => {
+    if (action.callback_url) checkCallbackUrl(settings, action.callback_url);
+    const contentHash = contentHashOf(action);
+    const amountCents = amountCentsOf(action);
+    const requestHash = receipts.enabled ? requestHashOf(action, amountCents) : null;
+    const metadataEnc = deps.metadata.seal(id, action.metadata);
+    return { id, agent, action, amountCents, contentHash, metadataEnc, at: new Date(), requestHash };
   };
 
   const decide = (p: Prepared, ctx: RequestContext) => {
-    const { agent, body } = p;
+    const { agent, action } = p;
     const question = {
       action_id: p.id,
       account_id: agent.account_id,
       agent_id: agent.agent_id,
-      action_type: body.action_type,
-      risk_level: body.risk_level,
+      action_type: action.action_type,
+      risk_level: action.risk_level,
       amount_cents: p.amountCents,
-      currency: body.currency,
-      recipient: body.recipient ?? null,
+      currency: action.currency,
+      recipient: action.recipient,
     };
     return policy.decide(question, ctx);
   };
@@ -60,11 +60,11 @@ export function createActionCreation(deps: Deps) {
    */
   return async function create(
     agent: AgentPrincipal,
-    body: CreateActionBody,
+    action: NewAction,
     ctx: RequestContext,
     id = newId('action'),
   ): Promise<ActionView> {
-    const prepared = prepare(agent, body, id);
+    const prepared = prepare(agent, action, id);
     const decision = await decide(prepared, ctx);
     // An approval the policy counted must not keep counting for a request that is not stored.
     const releaseSpend = async () => {
@@ -97,6 +97,6 @@ export function createActionCreation(deps: Deps) {
     }
     ctx.log.debug({ action_id: prepared.id, status: row.status }, 'action created'); // the gateway's access log is the info line
     recordDecision(row.status, 'policy');
-    return toActionView(row, body.metadata ?? {});
+    return toActionView(row, action.metadata ?? {});
   };
 }

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '@agent-auth/bus';
-import {
-  type ActionView,
-  type AgentPrincipal,
-  type CreateActionBody,
-  type CreateOutcome,
-  newId,
-} from '@agent-auth/contracts';
+import { type ActionView, type AgentPrincipal, type NewAction, type CreateOutcome, newId } from '@agent-auth/contracts';
 import { errors, isAppError } from '@agent-auth/errors';
 import { toActionView } from '../domain/views.js';
 import { type createActionCreation, isUniqueViolation } from './create-action.js';
@@ -22,7 +16,7 @@ type Deps = Pick<ActionsDeps, 'settings' | 'keyring' | 'requests' | 'idempotency
 /**
  * POST /actions with an Idempotency-Key (DESIGN 5.4): the first caller of a key creates the request; a repeat
  * (a client's retry, or the gateway's retry racing on another replica) waits for that answer and gets it again;
- * the same key with another body is 422. Without a key, every call creates (the gateway's own retry of one call
+ * the same key with another request is 422. Without a key, every call creates (the gateway's own retry of one call
  * repeats the action id it chose, and stores nothing twice).
  */
 export function createIdempotentCreation(deps: Deps) {
@@ -45,7 +39,7 @@ export function createIdempotentCreation(deps: Deps) {
   /** Processes a key this replica holds; null when another replica stored its request first (replayed next). */
   const processKey = async (
     agent: AgentPrincipal,
-    body: CreateActionBody,
+    action: NewAction,
     key: string,
     id: string,
     ctx: RequestContext,
@@ -58,7 +52,7 @@ export function createIdempotentCreation(deps: Deps) {
       return { replayed: false, action: view };
     }
     try {
-      const view = await deps.create(agent, body, ctx, id);
+      const view = await deps.create(agent, action, ctx, id);
       await keep(agent, key, 200, view);
       return { replayed: false, action: view };
     } catch (err) {
@@ -79,12 +73,12 @@ export function createIdempotentCreation(deps: Deps) {
    */
   const createWithId = async (
     agent: AgentPrincipal,
-    body: CreateActionBody,
+    action: NewAction,
     id: string,
     ctx: RequestContext,
   ): Promise<CreateOutcome> => {
     try {
-      return { replayed: false, action: await deps.create(agent, body, ctx, id) };
+      return { replayed: false, action: await deps.create(agent, action, ctx, id) };
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       const stored = await deps.requests.findForAgent(id, agent.agent_id);
@@ -95,23 +89,23 @@ export function createIdempotentCreation(deps: Deps) {
 
   return async function createAction(
     agent: AgentPrincipal,
-    body: CreateActionBody,
+    action: NewAction,
     key: string | undefined,
     ctx: RequestContext,
     actionId?: string,
   ): Promise<CreateOutcome> {
     if (key === undefined) {
-      if (actionId !== undefined) return createWithId(agent, body, actionId, ctx);
-      return { replayed: false, action: await deps.create(agent, body, ctx) };
+      if (actionId !== undefined) return createWithId(agent, action, actionId, ctx);
+      return { replayed: false, action: await deps.create(agent, action, ctx) };
     }
-    const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const bodyHash = createHash('sha256').update(JSON.stringify(action)).digest('hex');
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       const claim = await idempotency.claim(agent.agent_id, key, bodyHash, newId('action'), leaseMs);
       if (claim.kind === 'other_body') throw errors.idempotencyKeyReused();
       if (claim.kind === 'answered') return replay(agent, key, claim.status, claim.responseEnc);
       if (claim.kind === 'owner') {
-        const outcome = await processKey(agent, body, key, claim.actionId, ctx);
+        const outcome = await processKey(agent, action, key, claim.actionId, ctx);
         if (outcome) return outcome;
       } else if (Date.now() > giveUpAt) {
         throw errors.idempotencyKeyInProgress();

@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
-  StoredText,
   actionsEndpoints as ep,
   ActionView,
   ApproveBody,
@@ -13,8 +12,10 @@ import {
   GetActionQuery,
   IdempotencyKey,
   ListActionsQuery,
+  newActionOf,
   type CreateOutcome,
   newId,
+  RequestParams,
 } from '@agent-auth/contracts';
 import { AppError, errors, isAppError } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
@@ -25,8 +26,6 @@ type PasskeySettings = Pick<Config, 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGINS'>;
 import { addRoute } from './route.js';
 import { holdWhilePending, type WaitRegistry } from './held-waits.js';
 import { relyingPartyOf } from './relying-party.js';
-
-const RequestParams = z.object({ request_id: StoredText().max(100) });
 
 /** Where a passkey assertion in an approve or deny body must have been made; nothing when the body has none. */
 function passkeyOrigin(body: { webauthn?: unknown }, request: FastifyRequest, config: PasskeySettings) {
@@ -100,8 +99,8 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
         // Without the client's key, an id chosen here makes the gateway's own retry safe: the request is stored
         // under that id once (a second insert of it fails), at no cost beyond the create's one statement.
         given === undefined
-          ? { agent: principal, body, action_id: newId('action') }
-          : { agent: principal, body, idempotency_key: given },
+          ? { agent: principal, action: newActionOf(body), action_id: newId('action') }
+          : { agent: principal, action: newActionOf(body), idempotency_key: given },
         requestId,
       );
       // Only a repeat by the client is a replay to it; a retry of the gateway's own is invisible.
