@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
+import { fromCents } from '../amounts.js';
 
 /** A timestamp as Postgres writes it into JSON, normalized to the API's ISO 8601 UTC form (toISOString). */
 const Timestamp = z.string().transform((s, ctx) => {
@@ -35,6 +36,43 @@ export const ActionEventAction = z.object({
     .transform((r) => r ?? null),
 });
 export type ActionEventAction = z.infer<typeof ActionEventAction>;
+
+/**
+ * The request as the actions service's outbox records it, in the statement that changes it: the stored columns,
+ * amount in cents, timestamps as Postgres writes them. `actionOfSnapshot` makes the event's action of it.
+ */
+export interface ActionSnapshot {
+  id: string;
+  status: ActionStatus;
+  action_type: ActionType;
+  title: string;
+  risk_level: RiskLevel;
+  amount_cents: number | null;
+  currency: string;
+  resolved_by: string | null;
+  resolved_at: string | null;
+  created_at: string;
+  expires_at: string;
+  receipt: string | null;
+}
+
+/** What an event says about a request, from the outbox's snapshot of it (the amount in major units). */
+export function actionOfSnapshot(s: ActionSnapshot): z.input<typeof ActionEventAction> {
+  return {
+    id: s.id,
+    status: s.status,
+    action_type: s.action_type,
+    title: s.title,
+    risk_level: s.risk_level,
+    amount: s.amount_cents === null ? null : fromCents(s.amount_cents),
+    currency: s.currency,
+    resolved_by: s.resolved_by,
+    resolved_at: s.resolved_at,
+    created_at: s.created_at,
+    expires_at: s.expires_at,
+    receipt: s.receipt,
+  };
+}
 
 /**
  * An entry of the durable action event stream, written by the actions service's outbox in the same transaction

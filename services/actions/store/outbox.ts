@@ -1,4 +1,4 @@
-import type { ActionEventInput } from '@agent-auth/contracts';
+import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 
 interface OutboxRow {
@@ -7,14 +7,16 @@ interface OutboxRow {
   account_id: string;
   agent_id: string;
   callback_url: string | null;
-  action: ActionEventInput['action'];
+  // Rows written before the snapshot (a deployment's last unpublished ones) hold the event's action itself.
+  action: ActionSnapshot | ActionEventInput['action'];
   created_at: Date;
   seq: string; // bigint arrives as text
 }
 
 /**
  * The outbox rows a request-changing statement writes: one event per row of the CTE named `source`, in that same
- * statement, so a change and its announcement commit together or not at all.
+ * statement, so a change and its announcement commit together or not at all. A row keeps a snapshot of the stored
+ * columns (ActionSnapshot); the event's body is made of it in TypeScript, by the contract, when it is relayed.
  */
 export function announce(sql: Sql, source: string) {
   return sql`
@@ -22,10 +24,15 @@ export function announce(sql: Sql, source: string) {
     select case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
       c.account_id, c.agent_id, c.id, c.callback_url,
       jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
-        'risk_level', c.risk_level, 'amount', round(c.amount_cents::numeric / 100, 2), 'currency', c.currency,
-        'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at, 'expires_at', c.expires_at,
-        'receipt', c.receipt)
+        'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
+        'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
+        'expires_at', c.expires_at, 'receipt', c.receipt)
     from ${sql(source)} c`;
+}
+
+/** The event's action of an outbox row's snapshot. */
+function eventActionOf(action: OutboxRow['action']): ActionEventInput['action'] {
+  return 'amount_cents' in action ? actionOfSnapshot(action) : action;
 }
 
 /**
@@ -58,7 +65,7 @@ export function createOutboxStore(sql: Sql) {
           agent_id: r.agent_id,
           callback_url: r.callback_url,
           occurred_at: r.created_at.toISOString(),
-          action: r.action,
+          action: eventActionOf(r.action),
         }));
     },
 
