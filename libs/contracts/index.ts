@@ -18,3 +18,4 @@ export * from './bus/events.js';
 export * from './bus/action-events.js';
 export * from './http/notifications.js';
 export * from './bus/notifier.js';
+export * from './http/params.js';

@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { StoredText, actionsEndpoints as ep, AuditQuery, type Jwks } from '@agent-auth/contracts';
+import { actionsEndpoints as ep, AuditQuery, type Jwks, RequestParams } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 
-const RequestParams = z.object({ request_id: StoredText().max(100) });
 // Keys change only when the actions service restarts with new RECEIPT_KEYS: a minute of caching keeps the JWKS a
 // cheap read without a bus request each time, and a new key is published well before it signs anything verified.
 const JWKS_TTL_MS = 60_000;

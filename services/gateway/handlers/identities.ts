@@ -1,17 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import {
-  StoredText,
   actionsEndpoints as ep,
   CreateAgentBody,
   CreateDeviceBody,
   SetPlanBody,
   SetPublicKeyBody,
+  AgentParams,
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
-
-const AgentParams = z.object({ agent_id: StoredText().max(100) });
 
 /** Accounts, devices and agents (DESIGN "Accounts and identities"). */
 export function identityRoutes(app: FastifyInstance, bus: Bus): void {

@@ -1,18 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import {
   actionsEndpoints,
   CreateRuleBody,
   CreateSpendingLimitBody,
   policyEndpoints as ep,
-  StoredText,
+  RuleParams,
+  LimitParams,
+  GrantParams,
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
-
-const RuleParams = z.object({ rule_id: StoredText().max(100) });
-const LimitParams = z.object({ limit_id: StoredText().max(100) });
-const GrantParams = z.object({ grant_id: StoredText().max(100) });
 
 /** Rules and spending limits (device, SPEC 4.9) and the agent's spending summary (SPEC 4.4). */
 export function policyRoutes(app: FastifyInstance, bus: Bus): void {

@@ -1,12 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { CreateCredentialBody, StoredText, vaultEndpoints as ep } from '@agent-auth/contracts';
+import { CreateCredentialBody, vaultEndpoints as ep, CredentialParams, RequestParams } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { GatewaySettings } from '@agent-auth/config';
 import { addRoute } from './route.js';
-
-const CredentialParams = z.object({ credential_id: StoredText().max(100) });
-const RequestParams = z.object({ request_id: StoredText().max(100) });
 
 /** Vault credentials (device, SPEC 4.7), the agent's services and the execution of an approved call (SPEC 4.5, 4.6). */
 export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySettings): void {
