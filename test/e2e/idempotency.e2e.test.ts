@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pino } from 'pino';
 import { connectNatsBus } from '@agent-auth/bus';
-import { actionsEndpoints, CreateActionBody, newId } from '@agent-auth/contracts';
+import { actionsEndpoints, CreateActionBody, newActionOf, newId } from '@agent-auth/contracts';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
@@ -148,8 +148,8 @@ for (const { mode, skip } of modes) {
           const actionId = newId('action');
           const payload = {
             agent: { account_id: acct.account_id, agent_id: agent },
-            // As the gateway sends it: the body parsed by the contract (defaults filled in).
-            body: CreateActionBody.parse({ action_type: 'purchase', title: 'retried book', amount: 30 }),
+            // As the gateway sends it: the body parsed by the contract (defaults filled in), as the bus message.
+            action: newActionOf(CreateActionBody.parse({ action_type: 'purchase', title: 'retried book', amount: 30 })),
             action_id: actionId,
           };
           const send = () => bus.request(actionsEndpoints.create, payload, { requestId: randomUUID() });
