@@ -256,6 +256,82 @@ describe.skipIf(noBrowser)(
       expect(await statusOf(wire.id)).toMatchObject({ status: 'approved', user_verified: true });
     });
 
+    it('approves with "Allow similar for…" (1 hour, $50, 3 uses): the next similar request is approved by the grant at once; the Grants list shows it and revokes it', async () => {
+      const beans = await createRequest({
+        action_type: 'purchase',
+        title: 'Buy coffee beans',
+        amount: 12,
+        recipient: 'Bean Co.',
+        risk_level: 'low',
+      });
+      await page.goto(`${origin}/app/#/requests/${beans.id}`, { waitUntil: 'networkidle2' });
+      await page.waitForSelector('#grants-tab:not([hidden])', { timeout: WAIT });
+      await page.locator('#request .grant summary').setTimeout(WAIT).click();
+      await page.locator('#request .grant select').setTimeout(WAIT).fill('3600');
+      await page.locator('#request .grant input[name=budget]').setTimeout(WAIT).fill('50');
+      await page.locator('#request .grant input[name=uses]').setTimeout(WAIT).fill('3');
+      expect(await page.$eval('#request .grant', (d) => d.textContent)).toMatch(
+        /let default do the same \(purchase, to Bean Co\., in USD\) without asking/,
+      );
+      await audit('request-allow-similar');
+      await screenshot(page, 'phone-allow-similar');
+      await page.locator(`#request [aria-label="Approve: ${beans.title}"]`).setTimeout(WAIT).click();
+      await messageMatches(
+        page,
+        /Approved: Buy coffee beans.*similar requests allowed for 1 hour, up to \$50\.00, 3 uses/,
+      );
+
+      const grants = (await api.device(acct.device_id).get('/grants')).body.grants;
+      expect(grants).toEqual([
+        expect.objectContaining({
+          agent_id: acct.agent_id,
+          action_type: 'purchase',
+          recipient: 'Bean Co.',
+          currency: 'USD',
+          max_amount: 50,
+          max_uses: 3,
+          uses: 0,
+          created_from: beans.id,
+          revoked_at: null,
+        }),
+      ]);
+      const grantId = grants[0].grant_id as string;
+      // The next similar request is approved at creation by the grant.
+      const more = await createRequest({
+        action_type: 'purchase',
+        title: 'Buy more coffee beans',
+        amount: 8,
+        recipient: 'Bean Co.',
+        risk_level: 'low',
+      });
+      expect(more).toMatchObject({ status: 'approved', resolved_by: `grant:${grantId}` });
+
+      await page.goto(`${origin}/app/#/grants`, { waitUntil: 'networkidle2' });
+      await page.waitForSelector(`[data-grant="${grantId}"]`, { timeout: WAIT });
+      const card = await page.$eval(`[data-grant="${grantId}"]`, (n) => n.textContent);
+      expect(card).toContain('default · purchase · to Bean Co. · USD');
+      expect(card).toContain('$8.00 of $50.00 spent');
+      expect(card).toContain('1 of 3 uses');
+      expect(card).toMatch(/active/);
+      await audit('grants');
+      await screenshot(page, 'phone-grants');
+
+      await page.locator(`[data-grant="${grantId}"] button.deny`).setTimeout(WAIT).click();
+      await messageMatches(page, /Grant revoked/);
+      await page.waitForSelector(`[data-grant="${grantId}"].grant-revoked`, { timeout: WAIT });
+      expect((await api.device(acct.device_id).get('/grants')).body.grants[0].revoked_at).not.toBeNull();
+      // Revoked at once: the same request now waits for a person.
+      const after = await createRequest({
+        action_type: 'purchase',
+        title: 'Buy even more beans',
+        amount: 5,
+        recipient: 'Bean Co.',
+        risk_level: 'low',
+      });
+      expect(after.status).toBe('pending');
+      await audit('grants-revoked');
+    });
+
     it('every list has an empty state; the views pass the audit on a desktop screen too', async () => {
       const fresh = await api.newAccount();
       const context = await browser.createBrowserContext();

@@ -1,7 +1,7 @@
 // The device web app: what the holder of an account sees and does. Routes live in the location hash
 // (#/requests, #/requests/{id}, #/rules, …) so that a notification or an agent can link to one request.
 import { ApiError, NetworkError, deviceApi } from './api.js';
-import { confirmReasons, grantOf, grantState, parseRoute, quorumText } from './format.js';
+import { GRANT_DURATIONS, confirmReasons, grantOf, grantState, money, parseRoute, quorumText } from './format.js';
 import { linkedFirst } from './links.js';
 import { assertBatch, assertDecision, createPasskey, passkeysSupported } from './passkeys.js';
 import { clearNotification, disablePush, enablePush, pushState, registerServiceWorker } from './push.js';
@@ -138,7 +138,7 @@ async function decide(item, decision, button, confirmed = false) {
     } else {
       clearNotification(item.id);
       say(
-        `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${grant ? ` — similar requests allowed for ${grantWords(grant)}` : ''}${await receiptVerdict(result.receipt)}`,
+        `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${grant ? ` — similar requests allowed for ${grantWords(grant, item.currency)}` : ''}${await receiptVerdict(result.receipt)}`,
       );
     }
     if (route.view === 'request') location.hash = '#/requests';
@@ -148,11 +148,11 @@ async function decide(item, decision, button, confirmed = false) {
   button.removeAttribute('aria-busy');
 }
 
-/** "1 hour, up to 50.00, 3 uses": a grant in words for the confirmation message. */
-function grantWords(grant) {
-  const option = document.querySelector(`.grant select option[value="${grant.duration_seconds}"]`);
-  const parts = [option?.textContent ?? `${Math.round(grant.duration_seconds / 60)} minutes`];
-  if (grant.max_amount !== undefined) parts.push(`up to ${grant.max_amount.toFixed(2)}`);
+/** "1 hour, up to $50.00, 3 uses": a grant in words for the confirmation message. */
+function grantWords(grant, currency) {
+  const offered = GRANT_DURATIONS.find(([seconds]) => seconds === grant.duration_seconds);
+  const parts = [offered?.[1] ?? `${Math.round(grant.duration_seconds / 60)} minutes`];
+  if (grant.max_amount !== undefined) parts.push(`up to ${money(grant.max_amount, currency)}`);
   if (grant.max_uses !== undefined) parts.push(`${grant.max_uses} ${grant.max_uses === 1 ? 'use' : 'uses'}`);
   return parts.join(', ');
 }
