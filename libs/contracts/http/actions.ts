@@ -145,6 +145,8 @@ export const ActionView = z.object({
   spending_limit_exceeded: SpendingLimitExceeded.optional(),
   /** The signed receipt (compact JWS, DESIGN 5.2) once the request has left pending; null while pending. */
   receipt: z.string().nullable(),
+  /** Under a quorum rule (DESIGN 5.3): how many distinct devices must approve and the approvals so far; else null. */
+  quorum: QuorumView.nullable(),
 });
 export type ActionView = z.infer<typeof ActionView>;
 
@@ -202,6 +204,7 @@ export const PendingItem = ActionView.pick({
   status: true,
   created_at: true,
   expires_at: true,
+  quorum: true,
 }).extend({ agent_name: z.string() });
 export type PendingItem = z.infer<typeof PendingItem>;
 export const PendingList = z.object({ requests: z.array(PendingItem) });

@@ -4,7 +4,7 @@ import { toCents } from '../amounts.js';
 import { ActionType, RiskLevel } from '../enums.js';
 import { fieldLimits } from './actions.js';
 
-export const ruleDecisions = ['auto_approve', 'auto_deny'] as const;
+export const ruleDecisions = ['auto_approve', 'auto_deny', 'require_quorum'] as const;
 export const RuleDecision = z.enum(ruleDecisions);
 export type RuleDecision = z.infer<typeof RuleDecision>;
 
@@ -14,6 +14,9 @@ export type LimitPeriod = z.infer<typeof LimitPeriod>;
 
 export const policyLimits = {
   ruleName: 200,
+  // How many distinct devices a quorum rule may require (DESIGN 5.3).
+  quorumMin: 2,
+  quorumMax: 10,
   rulesPerAccount: 500,
   limitsPerAccount: 100,
   // The largest action amount (fieldLimits.maxAmount dollars) in cents: a larger cap could never matter.
@@ -24,20 +27,35 @@ export const policyLimits = {
 const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, 'must be an agent id (agt_…)');
 
 /** Body of POST /rules (SPEC 2.3). Unset or null filters match everything. */
-export const CreateRuleBody = z.object({
-  name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
-  decision: RuleDecision,
-  action_type: ActionType.nullish().transform((v) => v ?? null),
-  agent_id: AgentId.nullish().transform((v) => v ?? null),
-  risk_level_max: RiskLevel.nullish().transform((v) => v ?? null),
-  amount_max_cents: z
-    .number()
-    .int('must be a whole number of cents')
-    .min(0)
-    .max(policyLimits.maxAmountCents)
-    .nullish()
-    .transform((v) => v ?? null),
-});
+export const CreateRuleBody = z
+  .object({
+    name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
+    decision: RuleDecision,
+    action_type: ActionType.nullish().transform((v) => v ?? null),
+    agent_id: AgentId.nullish().transform((v) => v ?? null),
+    risk_level_max: RiskLevel.nullish().transform((v) => v ?? null),
+    amount_max_cents: z
+      .number()
+      .int('must be a whole number of cents')
+      .min(0)
+      .max(policyLimits.maxAmountCents)
+      .nullish()
+      .transform((v) => v ?? null),
+    /** With `require_quorum` (DESIGN 5.3): how many distinct devices of the account must approve, 2–10. */
+    quorum: z
+      .number()
+      .int('must be a whole number')
+      .min(policyLimits.quorumMin, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
+      .max(policyLimits.quorumMax, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
+      .nullish()
+      .transform((v) => v ?? null),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.decision === 'require_quorum' && rule.quorum === null)
+      ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is required with decision require_quorum' });
+    if (rule.decision !== 'require_quorum' && rule.quorum !== null)
+      ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is only for decision require_quorum' });
+  });
 export type CreateRuleBody = z.infer<typeof CreateRuleBody>;
 
 /** A stored rule; `rule_id` is the id SPEC uses in paths, `id` the same value under the name every record uses. */
@@ -50,6 +68,8 @@ export const RuleView = z.object({
   agent_id: z.string().nullable(),
   risk_level_max: RiskLevel.nullable(),
   amount_max_cents: z.number().int().nullable(),
+  /** Only on a require_quorum rule (so the policy_version of other rules is as it was). */
+  quorum: z.number().int().optional(),
   created_at: z.string(),
 });
 export type RuleView = z.infer<typeof RuleView>;

@@ -99,7 +99,9 @@ export function newRequestRow(p: Prepared, decision: PolicyDecision, receipt: st
     callback_url: action.callback_url,
     content_hash: p.contentHash,
     status: resolved ? decision.outcome : 'pending',
-    rule_applied: resolved ? decision.rule_applied : null,
+    // A quorum rule leaves the request pending, naming the rule and how many devices must approve (DESIGN 5.3).
+    rule_applied: resolved ? decision.rule_applied : (decision.rule_applied ?? null),
+    quorum_required: resolved ? null : (decision.quorum ?? null),
     resolved_by: resolved ? decision.resolved_by : null,
     reason: null,
     spending_limit_exceeded: resolved ? (decision.spending_limit_exceeded ?? null) : null,

@@ -33,6 +33,7 @@ export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
     passkey_id: row.passkey_id ?? null,
     ...(row.spending_limit_exceeded ? { spending_limit_exceeded: row.spending_limit_exceeded } : {}),
     receipt: row.receipt ?? null,
+    quorum: row.quorum_required ? { required: row.quorum_required, approvals: row.quorum_approvals ?? [] } : null,
   };
 }
 

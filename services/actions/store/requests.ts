@@ -1,3 +1,4 @@
+import type { QuorumApproval } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 import type { RequestRow } from './rows.js';
 import { announce } from './outbox.js';
@@ -45,14 +46,15 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
         created as (
           insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
             reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
-            resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt)
+            resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt,
+            quorum_required)
           select ${row.id}, ${row.account_id}, ${row.agent_id}, ${row.action_type}, ${row.title}, ${row.description},
             ${row.risk_level}, ${row.risk_rank}, ${row.reversible}, ${row.amount_cents}, ${row.currency}, ${row.recipient},
             ${row.metadata_enc}, ${row.callback_url}, ${row.content_hash}, ${row.status}, ${row.rule_applied},
             ${row.resolved_by}, ${row.resolved ? row.at : null},
             ${row.spending_limit_exceeded ? sql.json(row.spending_limit_exceeded) : null},
             ${row.at}, ${row.at}::timestamptz + make_interval(secs => ${row.expires_in_seconds}), ${row.request_hash},
-            ${row.policy_version}, ${row.receipt}
+            ${row.policy_version}, ${row.receipt}, ${row.quorum_required ?? null}
           where exists (select 1 from allowed)
           returning *
         ), logged as (
@@ -140,6 +142,41 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
         ), announced as (${announce(sql, 'changed')})
         select * from changed`;
       return row ? afterward(row) : row;
+    },
+
+    /**
+     * Adds one device's approval to a pending request under a quorum rule (DESIGN 5.3), with its audit entry, unless
+     * that device approved it already or the quorum is complete: undefined then (or when it is not pending). The
+     * conditional update is what lets exactly one approval complete the quorum, however many race.
+     */
+    async addQuorumApproval(
+      id: string,
+      accountId: string,
+      approval: QuorumApproval,
+      audit: AuditEntry,
+    ): Promise<RequestRow | undefined> {
+      const [row] = await sql<RequestRow[]>`
+        with changed as (
+          update actions.requests set quorum_approvals = quorum_approvals || ${sql.json([approval] as never)}::jsonb
+          where id = ${id} and account_id = ${accountId} and status = 'pending' and expires_at > now()
+            and quorum_required is not null and jsonb_array_length(quorum_approvals) < quorum_required
+            and not quorum_approvals @> ${sql.json([{ device_id: approval.device_id }] as never)}::jsonb
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
+        )
+        select * from changed`;
+      return row;
+    },
+
+    /** Takes a device's quorum approval back off a still pending request (its completing approval failed). */
+    async dropQuorumApproval(id: string, accountId: string, deviceId: string): Promise<void> {
+      await sql`
+        update actions.requests set quorum_approvals = coalesce((
+          select jsonb_agg(e order by n) from jsonb_array_elements(quorum_approvals) with ordinality as a(e, n)
+          where e->>'device_id' <> ${deviceId}), '[]'::jsonb)
+        where id = ${id} and account_id = ${accountId} and status = 'pending'`;
     },
 
     /** Expires one request if it is pending and overdue (lazy expiry on read); returns the row as it now is. */

@@ -1,3 +1,5 @@
+import type { QuorumApproval } from '@agent-auth/contracts';
+
 /** A row of actions.requests as postgres.js returns it. */
 export interface RequestRow {
   id: string;
@@ -32,6 +34,10 @@ export interface RequestRow {
   policy_version: string | null;
   /** The signed receipt, written in the statement that resolves the request. */
   receipt: string | null;
+  /** Distinct devices that must approve, when a quorum rule matched at creation (DESIGN 5.3); else null. */
+  quorum_required?: number | null;
+  /** The approvals so far under a quorum rule, in the order they came. */
+  quorum_approvals?: QuorumApproval[];
   /** Set once, when the vault executor claims an approved vault execution request. */
   execution_started_at?: Date | null;
   agent_name?: string;

@@ -191,6 +191,64 @@ export function createResolution(deps: Deps) {
       },
     });
 
+  /** How a device's approval was made: its resolved_by if it resolves the request. */
+  const methodOf = (body: Pick<ApproveBody, 'totp_code' | 'payment_method'>, proof: DecisionProof): string =>
+    // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
+    proof.user_verified
+      ? 'biometric'
+      : body.totp_code
+        ? 'totp'
+        : body.payment_method === 'wallet_pay'
+          ? 'wallet_pay'
+          : 'biometric';
+
+  /**
+   * One device's approval of a request under a quorum rule (DESIGN 5.3): recorded on the request (409 when this
+   * device approved it already); the approval that completes the quorum approves the request, its method the
+   * request's resolved_by. Until then the request stays pending, and nothing is announced (webhooks only on the
+   * final outcome).
+   */
+  const approveUnderQuorum = async (
+    device: DevicePrincipal,
+    row: RequestRow,
+    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    proof: DecisionProof,
+    ctx: RequestContext,
+    extra: Record<string, unknown>,
+  ): Promise<ActionView> => {
+    const approval = {
+      device_id: device.device_ref,
+      method: methodOf(body, proof),
+      at: new Date().toISOString(),
+      signed: proof.signed,
+    };
+    const audit = {
+      event: 'quorum_approval',
+      actor: `device:${device.device_ref}`,
+      detail: { ...approval, ...proof, ...signedTimestamp(proof, body), ...extra },
+    };
+    const updated = await requests.addQuorumApproval(row.id, device.account_id, approval, audit);
+    if (!updated) {
+      const current = await pendingRequest(device, row.id);
+      if ((current.quorum_approvals ?? []).some((a) => a.device_id === device.device_ref))
+        throw errors.quorumAlreadyApproved();
+      // The quorum was completed by another device's approval a moment ago; that one resolves the request.
+      throw errors.actionNotPending('approved');
+    }
+    const approvals = updated.quorum_approvals ?? [];
+    if (approvals.length < (updated.quorum_required ?? 0)) {
+      ctx.log.info({ action_id: row.id, approvals: approvals.length }, 'quorum approval recorded');
+      return toActionView(updated, metadata.open(updated));
+    }
+    try {
+      return await approveChecked(device, updated, body, proof, ctx, { ...extra, quorum: approvals });
+    } catch (err) {
+      // The completing approval did not go through: take it back, so that this device (or another) can complete it.
+      await requests.dropQuorumApproval(row.id, device.account_id, device.device_ref).catch(() => undefined);
+      throw err;
+    }
+  };
+
   /**
    * Approves one pending request once the device's proof (signature, passkey) and TOTP code have been accepted: the
    * one per-request operation that single and batch approvals share. `extra` goes into the audit entry.
@@ -204,14 +262,7 @@ export function createResolution(deps: Deps) {
     extra: Record<string, unknown> = {},
   ): Promise<ActionView> => {
     const id = row.id;
-    // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
-    const resolvedBy = proof.user_verified
-      ? 'biometric'
-      : body.totp_code
-        ? 'totp'
-        : body.payment_method === 'wallet_pay'
-          ? 'wallet_pay'
-          : 'biometric';
+    const resolvedBy = methodOf(body, proof);
     // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
     // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
     // unseen); recording is idempotent per action, so racing approvals of one request count it once.
@@ -249,6 +300,19 @@ export function createResolution(deps: Deps) {
     recordDecision('approved', 'device');
     return toActionView(updated, metadata.open(updated));
   };
+
+  /** A device's approval of one request, once its proof is accepted: under its quorum rule if one matched. */
+  const approveOne = (
+    device: DevicePrincipal,
+    row: RequestRow,
+    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    proof: DecisionProof,
+    ctx: RequestContext,
+    extra: Record<string, unknown> = {},
+  ): Promise<ActionView> =>
+    row.quorum_required
+      ? approveUnderQuorum(device, row, body, proof, ctx, extra)
+      : approveChecked(device, row, body, proof, ctx, extra);
 
   /** Denies one pending request once the device's proof has been accepted (shared by single and batch denials). */
   const denyChecked = async (
@@ -325,12 +389,13 @@ export function createResolution(deps: Deps) {
       const proof = await checkDeviceProof(device, singleMessage(row, 'approve', body), body, rp);
       // Last of the checks, because accepting a TOTP code uses it up.
       if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
-      if (!body.grant) return approveChecked(device, row, body, proof, ctx);
+      if (!body.grant) return approveOne(device, row, body, proof, ctx);
       // "Allow similar" (DESIGN 5.3): the grant is made once the approval stands, so the approval creating it is
       // not counted against it; its id is fixed first so that the approval's audit entry names it.
       const grantId = deps.grants.newGrantId();
-      const view = await approveChecked(device, row, body, proof, ctx, { grant_id: grantId });
-      await deps.grants.createFrom(device, row, body.grant, grantId, ctx);
+      const view = await approveOne(device, row, body, proof, ctx, { grant_id: grantId });
+      // Under a quorum, only the approval that approves the request makes the grant.
+      if (view.status === 'approved') await deps.grants.createFrom(device, row, body.grant, grantId, ctx);
       return view;
     },
 
@@ -363,7 +428,7 @@ export function createResolution(deps: Deps) {
       return eachOf(body.requests, async (item) => {
         const row = await pendingRequest(device, item.id);
         checkApproval(row, item);
-        return approveChecked(device, row, body, proof, ctx, extra);
+        return approveOne(device, row, body, proof, ctx, extra);
       });
     },
 

@@ -12,6 +12,7 @@ export function toRuleView(row: RuleRow): RuleView {
     agent_id: row.agent_id,
     risk_level_max: row.risk_level_max,
     amount_max_cents: row.amount_max_cents,
+    ...(row.quorum === null ? {} : { quorum: row.quorum }),
     created_at: row.created_at.toISOString(),
   };
 }

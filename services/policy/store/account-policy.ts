@@ -5,7 +5,15 @@ import type { GrantScope } from '../domain/grant-matching.js';
 
 export type DecisionRule = Pick<
   RuleRow,
-  'id' | 'name' | 'decision' | 'action_type' | 'agent_id' | 'risk_level_max' | 'amount_max_cents' | 'created_at'
+  | 'id'
+  | 'name'
+  | 'decision'
+  | 'action_type'
+  | 'agent_id'
+  | 'risk_level_max'
+  | 'amount_max_cents'
+  | 'quorum'
+  | 'created_at'
 >;
 export type PolicyLimit = Pick<
   LimitRow,
@@ -45,7 +53,7 @@ export function createAccountPolicyStore(sql: Sql) {
           coalesce((
             select json_agg(json_build_object('id', id, 'name', name, 'decision', decision, 'action_type', action_type,
               'agent_id', agent_id, 'risk_level_max', risk_level_max, 'amount_max_cents', amount_max_cents,
-              'created_at', created_at) order by seq)
+              'quorum', quorum, 'created_at', created_at) order by seq)
             from policy.rules where account_id = ${accountId}
           ), '[]'::json) as rules,
           coalesce((

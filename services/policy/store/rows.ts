@@ -10,6 +10,8 @@ export interface RuleRow {
   agent_id: string | null;
   risk_level_max: RiskLevel | null;
   amount_max_cents: number | null;
+  /** Distinct devices a require_quorum rule needs; null for other rules. */
+  quorum: number | null;
   created_at: Date;
 }
 

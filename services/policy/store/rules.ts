@@ -16,18 +16,20 @@ export function createRuleStore(sql: Sql) {
     /** Inserts a rule unless the account already has `cap` rules; undefined when it has. */
     async insert(id: string, accountId: string, rule: CreateRuleBody, cap: number): Promise<RuleRow | undefined> {
       const [row] = await sql<RawRule[]>`
-        insert into policy.rules (id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents)
+        insert into policy.rules (id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents,
+          quorum)
         select ${id}, ${accountId}, ${rule.name}, ${rule.decision}, ${rule.action_type}, ${rule.agent_id},
-               ${rule.risk_level_max}, ${rule.amount_max_cents}
+               ${rule.risk_level_max}, ${rule.amount_max_cents}, ${rule.quorum}
         where (select count(*) from policy.rules where account_id = ${accountId}) < ${cap}
-        returning id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, created_at`;
+        returning id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum,
+          created_at`;
       return row && toRow(row);
     },
 
     /** An account's rules in the order they are evaluated. */
     async list(accountId: string): Promise<RuleRow[]> {
       const rows = await sql<RawRule[]>`
-        select id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, created_at
+        select id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, created_at
         from policy.rules where account_id = ${accountId} order by seq`;
       return rows.map(toRow);
     },

@@ -22,6 +22,8 @@ type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'po
 const PENDING: Verdict = { outcome: 'pending' };
 
 function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
+  // A quorum rule (DESIGN 5.3) decides that the request waits for that many devices of the account.
+  if (rule.decision === 'require_quorum') return { outcome: 'pending', rule_applied: rule.name, quorum: rule.quorum! };
   return {
     outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
     resolved_by: `rule:${rule.name}`,
@@ -117,7 +119,7 @@ async function decideFrom(
   if (amount !== null && req.currency !== 'USD' && covering.length > 0) {
     // Limits are in USD and there is no exchange rate to check this amount against them: a person decides.
     // Denying is always within a limit, so an auto_deny rule still applies.
-    return rule?.decision === 'auto_deny' ? byRule(rule, false) : PENDING;
+    return rule && rule.decision !== 'auto_approve' ? byRule(rule, false) : PENDING;
   }
   if (rule?.decision === 'auto_approve' && amount !== null) {
     // Approving adds spend (recorded even where no limit covers it yet: a limit created later this period must see
