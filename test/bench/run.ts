@@ -9,6 +9,7 @@ import { metricsCost } from './metrics-cost.js';
 import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
+import { grantsBench } from './grants.js';
 import { receiptsCost } from './receipts.js';
 import { reference } from './reference.js';
 import { scaleBench } from './scale.js';
@@ -19,6 +20,7 @@ const cases: BenchCase[] = [
   actionCreation,
   admissionBench,
   policyLoad,
+  grantsBench,
   vaultBench,
   notifyBench,
   agentOutcomeBench,
