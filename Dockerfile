@@ -32,7 +32,7 @@ FROM base AS build
 COPY --from=manifests /manifests/ ./
 RUN --mount=type=cache,target=/root/.npm npm ci
 COPY . .
-RUN npx tsc -b
+RUN node bin/patch-dependencies.mjs && npx tsc -b
 # Gather what a running service needs from each workspace: package.json (workspace links
 # and "exports" resolve through it), dist/, store/migrations (read at run time from
 # <package dir>/store/migrations) and public/ (the device web app's static files).
@@ -51,7 +51,8 @@ RUN mkdir /out \
 # Production dependencies only (workspaces are linked into node_modules/@agent-auth/*).
 FROM base AS prod-deps
 COPY --from=manifests /manifests/ ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
+COPY bin/patch-dependencies.mjs bin/
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev && node bin/patch-dependencies.mjs
 
 FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE=gateway

@@ -23,5 +23,6 @@ if (stale) {
     run('npm install --no-audit --no-fund');
   }
 }
+run('node bin/patch-dependencies.mjs');
 process.stderr.write('Building (tsc -b)...\n');
 run('npx tsc -b');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { EndpointDef, ReplyEnvelope } from '@agent-auth/contracts';
-import { AppError, errors, isAppError, printableDetail } from '@agent-auth/errors';
+import { AppError, errors, isAppError, isDatabaseUnavailable, printableDetail } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import { recordBusHandled } from '@agent-auth/metrics';
 import type { BoundHandler, Handler, RequestContext } from './types.js';
@@ -55,6 +55,11 @@ async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext
     // Built field by field (an error from another copy of the errors module may lack toJSON), detail made printable.
     if (isAppError(err))
       return { ok: false, error: { status: err.status, code: err.code, detail: printableDetail(err.detail) } };
+    if (isDatabaseUnavailable(err)) {
+      // The database restarting or failing over: a 503 to retry, not a bug.
+      ctx.log.warn({ err }, 'database unavailable');
+      return { ok: false, error: errors.databaseUnavailable().toJSON() };
+    }
     ctx.log.error({ err }, 'handler failed');
     return { ok: false, error: errors.internal().toJSON() };
   }

@@ -160,7 +160,12 @@ export const errors = {
     409,
     () => 'This device has already approved this request; the quorum needs approvals from other devices',
   ),
-  alreadyExecuted: entry('already_executed', 409, (id: string) => `Action request '${id}' has already been executed`),
+  alreadyExecuted: entry(
+    'already_executed',
+    409,
+    (id: string, outcome?: string) =>
+      `Action request '${id}' has already been executed${outcome ? ` (${outcome})` : ''}`,
+  ),
   idempotencyKeyInProgress: entry(
     'idempotency_key_in_progress',
     409,
@@ -224,6 +229,11 @@ export const errors = {
   upstreamTooLarge: entry('upstream_too_large', 502, (reason: string) => `Upstream response too large: ${reason}`),
   upstreamFailed: entry('upstream_failed', 502, (reason: string) => `Upstream error: ${reason}`),
   serviceUnavailable: entry('service_unavailable', 503, (service: string) => `The ${service} service is not available`),
+  databaseUnavailable: entry(
+    'database_unavailable',
+    503,
+    () => 'The database is not reachable at the moment (restarting or failing over); retry shortly',
+  ),
   noEventConsumer: entry('no_event_consumer', 503, () => 'No consumer of action events is running'),
   notReady: entry('not_ready', 503, (missing: string[]) => `Not ready: ${missing.join(' and ')} not answering`),
   serviceTimeout: entry('service_timeout', 504, (service: string) => `The ${service} service did not answer in time`),

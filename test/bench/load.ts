@@ -55,8 +55,15 @@ export async function load(
   url: string,
   headers: Record<string, string>,
   body: unknown,
-  options: { rate?: number; warmUp?: boolean; probe?: { start(): void; stop(): unknown } } = {},
+  options: {
+    rate?: number;
+    warmUp?: boolean;
+    probe?: { start(): void; stop(): unknown };
+    /** Headers made afresh for every request (e.g. a new Idempotency-Key each time). */
+    eachRequest?: () => Record<string, string>;
+  } = {},
 ): Promise<Figures> {
+  const { eachRequest } = options;
   const run = (duration: number) =>
     autocannon({
       url,
@@ -65,6 +72,18 @@ export async function load(
       duration,
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
+      ...(eachRequest
+        ? {
+            requests: [
+              {
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  headers: { ...req.headers, ...eachRequest() },
+                }),
+              },
+            ],
+          }
+        : {}),
       ...(options.rate ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
     });
   if (options.warmUp !== false) await run(2); // warm-up: JIT, connection pools, the auth cache

@@ -5,6 +5,7 @@ import { resolveInfra } from '../infra/resolve.js';
 import { actionCreation } from './action-creation.js';
 import { admissionBench } from './admission.js';
 import { agentOutcomeBench } from './agent-outcome.js';
+import { idempotencyCost } from './idempotency-cost.js';
 import { metricsCost } from './metrics-cost.js';
 import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
@@ -27,6 +28,7 @@ const cases: BenchCase[] = [
   scaleBench,
   metricsCost,
   receiptsCost,
+  idempotencyCost,
 ];
 
 const only = process.env.BENCH_CASES?.split(',')

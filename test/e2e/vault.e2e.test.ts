@@ -275,8 +275,10 @@ for (const { mode, skip } of modes) {
       expect(echoed.headers['x-trace']).toBe('abc');
       expect(JSON.stringify(r.body)).not.toContain(secret);
 
+      // A retry (e.g. after a lost answer) is not made again, and learns what the first call got.
       const again = await execute(id);
       expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ code: 'already_executed', detail: expect.stringMatching(/answered 200/) });
       expect(https.seen.length).toBe(before + 1);
 
       const audit = await auditOf(id);
@@ -458,7 +460,9 @@ for (const { mode, skip } of modes) {
         await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${closed.origin}/` }),
       );
       expect(down.status).toBe(502);
-      expect((await execute(slowId)).status).toBe(409);
+      const again = await execute(slowId);
+      expect(again.status).toBe(409);
+      expect(again.body.detail).toMatch(/the call failed \(502\)/);
     });
 
     it("executes only the agent's own approved vault requests", async () => {

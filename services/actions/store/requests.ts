@@ -262,6 +262,17 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
       return row;
     },
 
+    /** The recorded outcome of a request's latest execution (executed / execution_failed), if one was recorded. */
+    async executionOutcome(
+      id: string,
+    ): Promise<{ event: string; detail: Record<string, unknown>; at: Date } | undefined> {
+      const [row] = await sql<Array<{ event: string; detail: Record<string, unknown>; at: Date }>>`
+        select event, detail, at from actions.audit_events
+        where request_id = ${id} and event in ('executed', 'execution_failed')
+        order by id desc limit 1`;
+      return row;
+    },
+
     /** Undoes a claim whose call never reached the upstream, so the approved request can run once more. */
     async releaseExecution(id: string, agentId: string, audit: AuditEntry): Promise<boolean> {
       const rows = await sql`

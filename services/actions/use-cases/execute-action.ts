@@ -17,10 +17,24 @@ const auditEvents: Record<ExecutionRecord['outcome'], string> = {
   failed: 'execution_failed',
 };
 
+type Outcome = Awaited<ReturnType<ActionsDeps['requests']['executionOutcome']>>;
+
+/**
+ * What is known of an execution that already ran, for its 409: a retry after a lost answer (an executor stopped,
+ * a connection cut) learns whether the upstream answered, and with what status, without the call being made again.
+ */
+function executionOutcomeText(row: RequestRow, outcome: Outcome): string {
+  const started = row.execution_started_at ? new Date(row.execution_started_at).toISOString() : 'earlier';
+  if (!outcome) return `started at ${started}; no outcome recorded (the call may have reached the upstream)`;
+  const status = outcome.detail.status_code;
+  if (outcome.event === 'executed') return `started at ${started}; the upstream answered ${status}`;
+  return `started at ${started}; the call failed (${outcome.detail.error_status ?? 502})`;
+}
+
 /** Why an agent's request cannot be claimed for execution now: the error the agent gets. */
-function whyNotExecutable(row: RequestRow): AppError {
+function whyNotExecutable(row: RequestRow, outcome: Outcome): AppError {
   if (!row.content_hash) return errors.notVaultRequest(row.id);
-  if (row.execution_started_at) return errors.alreadyExecuted(row.id);
+  if (row.execution_started_at) return errors.alreadyExecuted(row.id, executionOutcomeText(row, outcome));
   return errors.actionNotApproved(row.status);
 }
 
@@ -35,7 +49,8 @@ export function createExecution(deps: Deps) {
     const found = await requests.findForAgent(id, agent.agent_id);
     if (!found) throw errors.actionNotFound(id);
     const row = await expiry.current(found);
-    const refusal = whyNotExecutable(row);
+    const outcome = row.content_hash && row.execution_started_at ? await requests.executionOutcome(id) : undefined;
+    const refusal = whyNotExecutable(row, outcome);
     await requests.appendAudit(id, row.account_id, {
       event: 'execution_refused',
       actor: `agent:${agent.agent_id}`,

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, errors, isAppError } from '@agent-auth/errors';
+import { AppError, errors, isAppError, isDatabaseUnavailable } from '@agent-auth/errors';
 import { noteRefusal } from './observability.js';
 import { MAX_JSON_DEPTH, tooDeepPath } from '@agent-auth/contracts';
 
@@ -20,6 +20,7 @@ function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): A
   if (status && status >= 400 && status < 500) {
     return new AppError(status, errors.requestRefused.code, errors.requestRefused(err.message).detail);
   }
+  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
   return errors.internal();
 }
 

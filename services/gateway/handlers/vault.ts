@@ -1,8 +1,28 @@
 import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
 import { CreateCredentialBody, vaultEndpoints as ep, CredentialParams, RequestParams } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
+import { isAppError } from '@agent-auth/errors';
 import type { GatewaySettings } from '@agent-auth/config';
 import { addRoute } from './route.js';
+
+/**
+ * Sends an execution, and once more when the bus found no executor or the executor did not answer (it may have
+ * stopped): the claim in the actions service makes the call run at most once, so the retry either makes a call
+ * that never started or is told it already ran (409), instead of the agent getting a bare 503/504.
+ */
+async function executeOnce(
+  bus: Bus,
+  payload: z.output<typeof ep.execute.request>,
+  options: { requestId: string; timeoutMs: number },
+) {
+  try {
+    return await bus.request(ep.execute, payload, options);
+  } catch (err) {
+    if (!isAppError(err) || (err.status !== 503 && err.status !== 504)) throw err;
+    return bus.request(ep.execute, payload, options);
+  }
+}
 
 /** Vault credentials (device, SPEC 4.7), the agent's services and the execution of an approved call (SPEC 4.5, 4.6). */
 export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySettings): void {
@@ -70,10 +90,6 @@ export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySetti
     auth: 'agent',
     params: RequestParams,
     handler: ({ principal, params, requestId }) =>
-      bus.request(
-        ep.execute,
-        { agent: principal, request_id: params.request_id },
-        { requestId, timeoutMs: executeTimeoutMs },
-      ),
+      executeOnce(bus, { agent: principal, request_id: params.request_id }, { requestId, timeoutMs: executeTimeoutMs }),
   });
 }
