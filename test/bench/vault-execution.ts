@@ -63,7 +63,15 @@ export async function vaultExecution(options: {
     databaseUrl: options.databaseUrl,
     natsUrl: options.natsUrl,
     name: 'bench-vault',
-    env: { LOG_REQUESTS: 'false', ALLOW_INSECURE_HOSTS: '127.0.0.1', VAULT_EXTRA_CA_CERTS: caFile },
+    env: {
+      LOG_REQUESTS: 'false',
+      ALLOW_INSECURE_HOSTS: '127.0.0.1',
+      VAULT_EXTRA_CA_CERTS: caFile,
+      // The services' default pool, as in every other case (the test harness runs with 4): with 4 connections
+      // shared by every service of the process, 8 executions in flight queued for a connection behind each other's
+      // claims, whose commits wait for the WAL flush, and behind the workers.
+      DB_POOL_SIZE: process.env.BENCH_VAULT_POOL ?? '10',
+    },
   });
   const direct = new Agent({ connect: { ca: cert.cert } });
   try {
