@@ -11,18 +11,32 @@ export function handle<E extends EndpointDef>(endpoint: E, handler: Handler<E>):
   return { endpoint, handler: handler as BoundHandler['handler'] };
 }
 
-/** A request's context; its child logger is only built if the handler logs (most requests never do). */
+/**
+ * A request's context; its child logger is only built if the handler logs at an enabled level (most requests never
+ * do: a debug line below the configured level costs nothing, where building the child serializes its bindings).
+ */
 function contextOf(bound: BoundHandler, requestId: string | undefined, log: Logger): RequestContext {
   let child: Logger | undefined;
+  let view: Logger | undefined;
   const id = requestId ?? randomUUID();
+  const real = () => (child ??= log.child({ reqId: id, endpoint: bound.endpoint.name }));
   return {
     requestId: id,
     get log() {
-      child ??= log.child({ reqId: id, endpoint: bound.endpoint.name });
-      return child;
+      if (log.isLevelEnabled('debug')) return real(); // trace and debug lines are written: the real child
+      view ??= new Proxy(log, {
+        get(_target, prop) {
+          if (prop === 'trace' || prop === 'debug') return noop;
+          const value = Reflect.get(real(), prop);
+          return typeof value === 'function' ? value.bind(child) : value;
+        },
+      });
+      return view;
     },
   };
 }
+
+const noop = () => {};
 
 /**
  * Serves one message whatever the transport: runs the handler and turns every outcome, including unexpected

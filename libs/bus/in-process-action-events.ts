@@ -56,7 +56,9 @@ export function createInProcessActionEvents(): ActionEventStream {
       const stored = new Set<string>();
       await Promise.all(
         events.map(async (input) => {
-          const event = ActionEvent.parse(JSON.parse(JSON.stringify(input)));
+          // The parse builds a fresh object (no consumer shares the relay's) and normalizes the timestamps, as a
+          // consumer of the NATS stream gets them; the input is plain JSON data already (the outbox rows).
+          const event = ActionEvent.parse(input);
           try {
             await deliver(event);
             stored.add(event.id);
