@@ -3,13 +3,13 @@ import { ById, defineEndpoint, Empty, ErrorReply } from './envelope.js';
 import {
   ActionList,
   ActionView,
-  ApproveBody,
-  BatchApproveBody,
-  BatchDenyBody,
+  type ApproveBody,
+  type BatchApproveBody,
+  type BatchDenyBody,
   BatchResults,
   type CreateActionBody,
   Deleted,
-  DenyBody,
+  type DenyBody,
   IdempotencyKey,
   ListActionsQuery,
   PendingList,
@@ -29,6 +29,7 @@ import {
   TotpEnrolled,
 } from '../http/identities.js';
 import {
+  AuthenticationResponse,
   PasskeyCreated,
   PasskeyCreationOptions,
   PasskeyList,
@@ -81,6 +82,130 @@ export function newActionOf(body: CreateActionBody): NewAction {
     expires_in_seconds: body.expires_in_seconds,
     callback_url: body.callback_url ?? null,
   };
+}
+
+/**
+ * How a device proves a decision (DESIGN "Approve and deny", 5.6), as it sent it: an ECDSA signature or a passkey
+ * assertion over the approval message, with that message's timestamp; null where not given. `relying_party` says
+ * where the app is served, for checking a passkey assertion (null without one).
+ */
+export const DeviceProof = z.object({
+  signature: z.string().nullable(),
+  timestamp: z.string().nullable(),
+  webauthn: AuthenticationResponse.nullable(),
+  relying_party: RelyingParty.nullable(),
+});
+export type DeviceProof = z.infer<typeof DeviceProof>;
+
+/** A standing grant an approval asks for (DESIGN 5.3); max_amount in the request's currency, null for no cap. */
+export const GrantRequest = z.object({
+  duration_seconds: z.number().int(),
+  max_amount: z.number().nullable(),
+  max_uses: z.number().int().nullable(),
+});
+export type GrantRequest = z.infer<typeof GrantRequest>;
+
+/** One request of a batch decision, with the content hash the device was shown (null when none). */
+export const BatchEntry = z.object({ id: ById, content_hash: z.string().nullable() });
+export type BatchEntry = z.infer<typeof BatchEntry>;
+
+/** actions.v2.approve: a device approves one pending request. */
+export const ApproveRequest = z.object({
+  device: DevicePrincipal,
+  id: ById,
+  proof: DeviceProof,
+  totp_code: z.string().nullable(),
+  content_hash: z.string().nullable(),
+  payment_method: z.literal('wallet_pay').nullable(),
+  grant: GrantRequest.nullable(),
+});
+export type ApproveRequest = z.infer<typeof ApproveRequest>;
+
+/** actions.v2.deny: a device denies one pending request. */
+export const DenyRequest = z.object({
+  device: DevicePrincipal,
+  id: ById,
+  proof: DeviceProof,
+  reason: z.string().nullable(),
+});
+export type DenyRequest = z.infer<typeof DenyRequest>;
+
+/** actions.v2.approve_many (DESIGN 5.3): one proof and one TOTP code for the batch. */
+export const BatchApproveRequest = z.object({
+  device: DevicePrincipal,
+  requests: z.array(BatchEntry),
+  proof: DeviceProof,
+  totp_code: z.string().nullable(),
+});
+export type BatchApproveRequest = z.infer<typeof BatchApproveRequest>;
+
+/** actions.v2.deny_many (DESIGN 5.3): one proof and one reason for the batch. */
+export const BatchDenyRequest = z.object({
+  device: DevicePrincipal,
+  requests: z.array(BatchEntry),
+  proof: DeviceProof,
+  reason: z.string().nullable(),
+});
+export type BatchDenyRequest = z.infer<typeof BatchDenyRequest>;
+
+/** The proof of a validated approve or deny body; `relyingParty` is where the app is served (read only with a passkey). */
+export function deviceProofOf(
+  body: Pick<ApproveBody, 'signature' | 'timestamp' | 'webauthn'>,
+  relyingParty: () => RelyingParty,
+): DeviceProof {
+  return {
+    signature: body.signature ?? null,
+    timestamp: body.timestamp ?? null,
+    webauthn: body.webauthn ?? null,
+    relying_party: body.webauthn ? relyingParty() : null,
+  };
+}
+
+/** The bus message of a validated POST /actions/{id}/approve body. */
+export function approveRequestOf(
+  device: DevicePrincipal,
+  id: string,
+  body: ApproveBody,
+  proof: DeviceProof,
+): ApproveRequest {
+  const grant = body.grant
+    ? {
+        duration_seconds: body.grant.duration_seconds,
+        max_amount: body.grant.max_amount ?? null,
+        max_uses: body.grant.max_uses ?? null,
+      }
+    : null;
+  return {
+    device,
+    id,
+    proof,
+    totp_code: body.totp_code ?? null,
+    content_hash: body.content_hash ?? null,
+    payment_method: body.payment_method ?? null,
+    grant,
+  };
+}
+
+/** The bus message of a validated POST /actions/{id}/deny body. */
+export function denyRequestOf(device: DevicePrincipal, id: string, body: DenyBody, proof: DeviceProof): DenyRequest {
+  return { device, id, proof, reason: body.reason ?? null };
+}
+
+const batchEntriesOf = (body: BatchApproveBody | BatchDenyBody) =>
+  body.requests.map((r) => ({ id: r.id, content_hash: r.content_hash ?? null }));
+
+/** The bus message of a validated POST /actions/approve body. */
+export function batchApproveRequestOf(
+  device: DevicePrincipal,
+  body: BatchApproveBody,
+  proof: DeviceProof,
+): BatchApproveRequest {
+  return { device, requests: batchEntriesOf(body), proof, totp_code: body.totp_code ?? null };
+}
+
+/** The bus message of a validated POST /actions/deny body. */
+export function batchDenyRequestOf(device: DevicePrincipal, body: BatchDenyBody, proof: DeviceProof): BatchDenyRequest {
+  return { device, requests: batchEntriesOf(body), proof, reason: body.reason ?? null };
 }
 
 /** What the actions service hands the vault executor for an approved request it has just marked as executing. */
@@ -203,32 +328,12 @@ export const actionsEndpoints = {
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
   list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),
   pending: defineEndpoint('actions', 'pending', z.object({ device: DevicePrincipal }), PendingList),
-  // relying_party: where the app is served, for a passkey assertion in the body (absent from older gateways).
-  approve: defineEndpoint(
-    'actions',
-    'approve',
-    z.object({ device: DevicePrincipal, id: ById, body: ApproveBody, relying_party: RelyingParty.optional() }),
-    ActionView,
-  ),
-  deny: defineEndpoint(
-    'actions',
-    'deny',
-    z.object({ device: DevicePrincipal, id: ById, body: DenyBody, relying_party: RelyingParty.optional() }),
-    ActionView,
-  ),
+  // v2 (decisions): messages of their own; v1 carried the HTTP bodies.
+  approve: defineEndpoint('actions', 'approve', ApproveRequest, ActionView, 2),
+  deny: defineEndpoint('actions', 'deny', DenyRequest, ActionView, 2),
   // Batches (DESIGN 5.3): one proof for all, each request resolved on its own.
-  approveMany: defineEndpoint(
-    'actions',
-    'approve_many',
-    z.object({ device: DevicePrincipal, body: BatchApproveBody, relying_party: RelyingParty.optional() }),
-    BatchResults,
-  ),
-  denyMany: defineEndpoint(
-    'actions',
-    'deny_many',
-    z.object({ device: DevicePrincipal, body: BatchDenyBody, relying_party: RelyingParty.optional() }),
-    BatchResults,
-  ),
+  approveMany: defineEndpoint('actions', 'approve_many', BatchApproveRequest, BatchResults, 2),
+  denyMany: defineEndpoint('actions', 'deny_many', BatchDenyRequest, BatchResults, 2),
   // Revoking a standing grant (DESIGN 5.3) here, so that its audit entry joins the trail of the request it came from.
   revokeGrant: defineEndpoint(
     'actions',

@@ -11,18 +11,10 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.get, ({ agent, id }) => uc.reading.get(agent, id)),
     handle(ep.list, ({ agent, query }) => uc.reading.list(agent, query)),
     handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id)),
-    handle(ep.approve, ({ device, id, body, relying_party }, ctx) =>
-      uc.resolution.approve(device, id, body, ctx, relying_party),
-    ),
-    handle(ep.deny, ({ device, id, body, relying_party }, ctx) =>
-      uc.resolution.deny(device, id, body, ctx, relying_party),
-    ),
-    handle(ep.approveMany, ({ device, body, relying_party }, ctx) =>
-      uc.resolution.approveMany(device, body, ctx, relying_party),
-    ),
-    handle(ep.denyMany, ({ device, body, relying_party }, ctx) =>
-      uc.resolution.denyMany(device, body, ctx, relying_party),
-    ),
+    handle(ep.approve, (request, ctx) => uc.resolution.approve(request, ctx)),
+    handle(ep.deny, (request, ctx) => uc.resolution.deny(request, ctx)),
+    handle(ep.approveMany, (request, ctx) => uc.resolution.approveMany(request, ctx)),
+    handle(ep.denyMany, (request, ctx) => uc.resolution.denyMany(request, ctx)),
     handle(ep.revokeGrant, ({ device, grant_id }, ctx) => uc.grants.revoke(device, grant_id, ctx)),
   ];
 }

@@ -2,7 +2,7 @@ import type { RequestContext } from '@agent-auth/bus';
 import {
   type ActionType,
   type DevicePrincipal,
-  type GrantTerms,
+  type GrantRequest,
   type GrantView,
   newId,
   toCents,
@@ -27,7 +27,7 @@ export function createGrants(deps: Deps) {
     async createFrom(
       device: DevicePrincipal,
       row: RequestRow,
-      terms: GrantTerms,
+      terms: GrantRequest,
       grantId: string,
       ctx: RequestContext,
     ): Promise<GrantView> {
@@ -41,8 +41,8 @@ export function createGrants(deps: Deps) {
           recipient: row.recipient,
           currency: row.currency,
           duration_seconds: terms.duration_seconds,
-          max_amount_cents: terms.max_amount == null ? null : toCents(terms.max_amount),
-          max_uses: terms.max_uses ?? null,
+          max_amount_cents: terms.max_amount === null ? null : toCents(terms.max_amount),
+          max_uses: terms.max_uses,
         },
         ctx,
       );

@@ -2,15 +2,16 @@ import type { RequestContext } from '@agent-auth/bus';
 import type {
   ActionType,
   ActionView,
-  ApproveBody,
-  BatchApproveBody,
-  BatchDenyBody,
+  ApproveRequest,
+  BatchApproveRequest,
+  BatchDenyRequest,
+  BatchEntry,
   BatchResult,
   BatchResults,
-  DenyBody,
+  DenyRequest,
+  DeviceProof,
   DevicePrincipal,
   RecordSpendRequest,
-  RelyingParty,
   ReleaseSpendRequest,
 } from '@agent-auth/contracts';
 import { safeEqual } from '@agent-auth/encryption';
@@ -40,6 +41,9 @@ type Deps = Pick<ActionsDeps, 'requests' | 'identities' | 'policy' | 'receipts'>
   grants: Grants;
 };
 
+/** What an approval asked, single or batch: the TOTP code, the payment method (single only), the proof as sent. */
+type Approval = Pick<ApproveRequest, 'totp_code' | 'proof'> & { payment_method?: ApproveRequest['payment_method'] };
+
 /** How a device proved a decision: recorded on the request and in its audit entry. */
 interface DecisionProof {
   signed: boolean;
@@ -54,8 +58,8 @@ const verifiedBy = (proof: DecisionProof) => ({ user_verified: proof.user_verifi
  * What the audit trail keeps of a device's signature besides the proof: the timestamp it signed, so that with the
  * receipt's device_signature anyone holding the device's public key can check it again.
  */
-const signedTimestamp = (proof: DecisionProof, body: { timestamp?: string | null }) =>
-  proof.signed ? { signed_timestamp: body.timestamp ?? null } : {};
+const signedTimestamp = (proof: DecisionProof, sent: DeviceProof) =>
+  proof.signed ? { signed_timestamp: sent.timestamp } : {};
 
 /** A person's answer to a pending request: approve (with its checks and spend) or deny. */
 export function createResolution(deps: Deps) {
@@ -90,16 +94,12 @@ export function createResolution(deps: Deps) {
   };
 
   /** Verifies an ECDSA signature over the approval message; true, or a 403 saying why not. */
-  const checkSignature = (
-    publicKeyPem: string,
-    message: string,
-    body: { signature?: string | null; timestamp?: string | null },
-  ): true => {
+  const checkSignature = (publicKeyPem: string, message: string, sent: DeviceProof): true => {
     const check = verifyApprovalSignature({
       publicKeyPem,
       message,
-      signature: body.signature,
-      timestamp: body.timestamp,
+      signature: sent.signature,
+      timestamp: sent.timestamp,
       nowMs: Date.now(),
     });
     if (!check.ok) throw errors.deviceSignatureInvalid(check.reason);
@@ -115,46 +115,49 @@ export function createResolution(deps: Deps) {
   const checkDeviceProof = async (
     device: DevicePrincipal,
     message: string,
-    body: { signature?: string | null; timestamp?: string | null; webauthn?: ApproveBody['webauthn'] },
-    rp: RelyingParty | undefined,
+    sent: DeviceProof,
   ): Promise<DecisionProof> => {
     const publicKeyPem = await identities.devicePublicKey(device.device_ref);
-    if (body.webauthn) {
-      if (!body.timestamp)
+    if (sent.webauthn) {
+      if (!sent.timestamp)
         throw errors.passkeyAssertionInvalid(
           'timestamp is required beside it (the one in the approval message it signs)',
         );
-      const time = checkTimestamp(body.timestamp, Date.now());
+      const time = checkTimestamp(sent.timestamp, Date.now());
       if (!time.ok) throw errors.passkeyAssertionInvalid(time.reason);
-      const signed = publicKeyPem !== null && body.signature ? checkSignature(publicKeyPem, message, body) : false;
-      const passkeyId = await passkeys.verifyDecision(device, rp, body.webauthn, message);
+      const signed = publicKeyPem !== null && sent.signature ? checkSignature(publicKeyPem, message, sent) : false;
+      const rp = sent.relying_party ?? undefined;
+      const passkeyId = await passkeys.verifyDecision(device, rp, sent.webauthn, message);
       return { signed, user_verified: true, passkey_id: passkeyId };
     }
     if (!publicKeyPem) {
       if (await passkeys.deviceHasAny(device)) throw errors.passkeyRequired();
       return { signed: false, user_verified: false, passkey_id: null };
     }
-    return { signed: checkSignature(publicKeyPem, message, body), user_verified: false, passkey_id: null };
+    return { signed: checkSignature(publicKeyPem, message, sent), user_verified: false, passkey_id: null };
   };
 
   /** The single approval message of one request (DESIGN "Approve and deny"), with the timestamp as sent. */
-  const singleMessage = (row: RequestRow, decision: 'approve' | 'deny', body: { timestamp?: string | null }) =>
-    approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: body.timestamp ?? '' });
+  const singleMessage = (row: RequestRow, decision: 'approve' | 'deny', sent: DeviceProof) =>
+    approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: sent.timestamp ?? '' });
 
   /** The batch message (DESIGN 5.3): the ids and content hashes in the order the device sent them. */
-  const batchMessage = (decision: 'approve' | 'deny', body: BatchApproveBody | BatchDenyBody) =>
+  const batchMessage = (decision: 'approve' | 'deny', batch: BatchApproveRequest | BatchDenyRequest) =>
     batchApprovalMessage({
       decision,
-      requests: body.requests.map((r) => ({ id: r.id, contentHash: r.content_hash })),
-      timestamp: body.timestamp ?? '',
+      requests: batch.requests.map((r) => ({ id: r.id, contentHash: r.content_hash })),
+      timestamp: batch.proof.timestamp ?? '',
     });
 
-  const checkApproval = (row: RequestRow, body: Pick<ApproveBody, 'content_hash' | 'payment_method'>) => {
+  const checkApproval = (
+    row: RequestRow,
+    asked: { content_hash: string | null; payment_method?: 'wallet_pay' | null },
+  ) => {
     if (row.content_hash) {
-      if (!body.content_hash) throw errors.contentHashRequired();
-      if (!safeEqual(body.content_hash.toLowerCase(), row.content_hash)) throw errors.contentHashMismatch('approval');
+      if (!asked.content_hash) throw errors.contentHashRequired();
+      if (!safeEqual(asked.content_hash.toLowerCase(), row.content_hash)) throw errors.contentHashMismatch('approval');
     }
-    if (body.payment_method === 'wallet_pay' && row.amount_cents === null) throw errors.walletPayNeedsAmount();
+    if (asked.payment_method === 'wallet_pay' && row.amount_cents === null) throw errors.walletPayNeedsAmount();
   };
 
   const spendOf = (row: RequestRow, device: DevicePrincipal): RecordSpendRequest | null => {
@@ -178,7 +181,7 @@ export function createResolution(deps: Deps) {
     device: DevicePrincipal,
     answer: { status: 'approved' | 'denied'; resolved_by: string; at: Date },
     proof: DecisionProof,
-    body: { signature?: string | null },
+    sent: DeviceProof,
   ) =>
     deps.receipts.sign(row, {
       status: answer.status,
@@ -186,19 +189,19 @@ export function createResolution(deps: Deps) {
       resolved_at: answer.at,
       device: {
         device_id: device.device_ref,
-        device_signature: body.signature ?? null,
+        device_signature: sent.signature,
         ...(proof.user_verified ? { user_verified: true, passkey_id: proof.passkey_id } : {}),
       },
     });
 
   /** How a device's approval was made: its resolved_by if it resolves the request. */
-  const methodOf = (body: Pick<ApproveBody, 'totp_code' | 'payment_method'>, proof: DecisionProof): string =>
+  const methodOf = (approval: Approval, proof: DecisionProof): string =>
     // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
     proof.user_verified
       ? 'biometric'
-      : body.totp_code
+      : approval.totp_code
         ? 'totp'
-        : body.payment_method === 'wallet_pay'
+        : approval.payment_method === 'wallet_pay'
           ? 'wallet_pay'
           : 'biometric';
 
@@ -211,21 +214,21 @@ export function createResolution(deps: Deps) {
   const approveUnderQuorum = async (
     device: DevicePrincipal,
     row: RequestRow,
-    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    asked: Approval,
     proof: DecisionProof,
     ctx: RequestContext,
     extra: Record<string, unknown>,
   ): Promise<ActionView> => {
     const approval = {
       device_id: device.device_ref,
-      method: methodOf(body, proof),
+      method: methodOf(asked, proof),
       at: new Date().toISOString(),
       signed: proof.signed,
     };
     const audit = {
       event: 'quorum_approval',
       actor: `device:${device.device_ref}`,
-      detail: { ...approval, ...proof, ...signedTimestamp(proof, body), ...extra },
+      detail: { ...approval, ...proof, ...signedTimestamp(proof, asked.proof), ...extra },
     };
     const updated = await requests.addQuorumApproval(row.id, device.account_id, approval, audit);
     if (!updated) {
@@ -241,7 +244,7 @@ export function createResolution(deps: Deps) {
       return toActionView(updated, metadata.open(updated));
     }
     try {
-      return await approveChecked(device, updated, body, proof, ctx, { ...extra, quorum: approvals });
+      return await approveChecked(device, updated, asked, proof, ctx, { ...extra, quorum: approvals });
     } catch (err) {
       // The completing approval did not go through: take it back, so that this device (or another) can complete it.
       await requests.dropQuorumApproval(row.id, device.account_id, device.device_ref).catch(() => undefined);
@@ -256,25 +259,26 @@ export function createResolution(deps: Deps) {
   const approveChecked = async (
     device: DevicePrincipal,
     row: RequestRow,
-    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    approval: Approval,
     proof: DecisionProof,
     ctx: RequestContext,
     extra: Record<string, unknown> = {},
   ): Promise<ActionView> => {
     const id = row.id;
-    const resolvedBy = methodOf(body, proof);
+    const resolvedBy = methodOf(approval, proof);
     // A person's approval counts as spend. It is recorded before the approval is written and taken back if the
     // approval does not happen, so a failure between the two can only over-count (never let spend pass a limit
     // unseen); recording is idempotent per action, so racing approvals of one request count it once.
     const spend = spendOf(row, device);
     if (spend) await policy.recordSpend(spend, ctx);
     const at = new Date();
-    const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, body)
+    const sent = approval.proof;
+    const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, sent)
       .then((receipt) => {
         const detail = {
           method: resolvedBy,
           ...proof,
-          ...signedTimestamp(proof, body),
+          ...signedTimestamp(proof, sent),
           ...extra,
           ...receiptDetail(receipt),
         };
@@ -305,29 +309,29 @@ export function createResolution(deps: Deps) {
   const approveOne = (
     device: DevicePrincipal,
     row: RequestRow,
-    body: Pick<ApproveBody, 'totp_code' | 'payment_method' | 'signature' | 'timestamp'>,
+    asked: Approval,
     proof: DecisionProof,
     ctx: RequestContext,
     extra: Record<string, unknown> = {},
   ): Promise<ActionView> =>
     row.quorum_required
-      ? approveUnderQuorum(device, row, body, proof, ctx, extra)
-      : approveChecked(device, row, body, proof, ctx, extra);
+      ? approveUnderQuorum(device, row, asked, proof, ctx, extra)
+      : approveChecked(device, row, asked, proof, ctx, extra);
 
   /** Denies one pending request once the device's proof has been accepted (shared by single and batch denials). */
   const denyChecked = async (
     device: DevicePrincipal,
     row: RequestRow,
-    body: Pick<DenyBody, 'reason' | 'signature' | 'timestamp'>,
+    denial: Pick<DenyRequest, 'reason' | 'proof'>,
     proof: DecisionProof,
     ctx: RequestContext,
     extra: Record<string, unknown> = {},
   ): Promise<ActionView> => {
     const id = row.id;
-    const reason = body.reason ?? null;
+    const { reason, proof: sent } = denial;
     const at = new Date();
-    const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, body);
-    const detail = { reason, ...proof, ...signedTimestamp(proof, body), ...extra, ...receiptDetail(receipt) };
+    const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, sent);
+    const detail = { reason, ...proof, ...signedTimestamp(proof, sent), ...extra, ...receiptDetail(receipt) };
     const audit = { event: 'denied', actor: `device:${device.device_ref}`, detail };
     const change = {
       status: 'denied' as const,
@@ -349,9 +353,9 @@ export function createResolution(deps: Deps) {
    * hash) is its result and the others still go through. Anything that is not a refusal (the database or the bus
    * failing) stops the batch as it would stop a single decision.
    */
-  const eachOf = async <T extends { id: string }>(
-    items: readonly T[],
-    work: (item: T) => Promise<ActionView>,
+  const eachOf = async (
+    items: readonly BatchEntry[],
+    work: (item: BatchEntry) => Promise<ActionView>,
   ): Promise<BatchResults> => {
     const results: BatchResult[] = [];
     for (const item of items) {
@@ -369,46 +373,36 @@ export function createResolution(deps: Deps) {
    * What the audit entry of a request decided in a signed or passkey-verified batch keeps, so that the signature can
    * be checked again from the audit trail: the batch's requests and hashes as signed.
    */
-  const batchDetail = (proof: DecisionProof, body: BatchApproveBody | BatchDenyBody) => ({
-    batch_size: body.requests.length,
+  const batchDetail = (proof: DecisionProof, batch: BatchApproveRequest | BatchDenyRequest) => ({
+    batch_size: batch.requests.length,
     ...(proof.signed || proof.user_verified
-      ? { signed_batch: body.requests.map((r) => ({ id: r.id, content_hash: r.content_hash ?? null })) }
+      ? { signed_batch: batch.requests.map((r) => ({ id: r.id, content_hash: r.content_hash })) }
       : {}),
   });
 
   return {
-    async approve(
-      device: DevicePrincipal,
-      id: string,
-      body: ApproveBody,
-      ctx: RequestContext,
-      rp?: RelyingParty,
-    ): Promise<ActionView> {
-      const row = await pendingRequest(device, id);
-      checkApproval(row, body);
-      const proof = await checkDeviceProof(device, singleMessage(row, 'approve', body), body, rp);
+    async approve(request: ApproveRequest, ctx: RequestContext): Promise<ActionView> {
+      const { device } = request;
+      const row = await pendingRequest(device, request.id);
+      checkApproval(row, request);
+      const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
       // Last of the checks, because accepting a TOTP code uses it up.
-      if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
-      if (!body.grant) return approveOne(device, row, body, proof, ctx);
+      if (request.totp_code) await totp.accept(device.account_id, request.totp_code);
+      if (!request.grant) return approveOne(device, row, request, proof, ctx);
       // "Allow similar" (DESIGN 5.3): the grant is made once the approval stands, so the approval creating it is
       // not counted against it; its id is fixed first so that the approval's audit entry names it.
       const grantId = deps.grants.newGrantId();
-      const view = await approveOne(device, row, body, proof, ctx, { grant_id: grantId });
+      const view = await approveOne(device, row, request, proof, ctx, { grant_id: grantId });
       // Under a quorum, only the approval that approves the request makes the grant.
-      if (view.status === 'approved') await deps.grants.createFrom(device, row, body.grant, grantId, ctx);
+      if (view.status === 'approved') await deps.grants.createFrom(device, row, request.grant, grantId, ctx);
       return view;
     },
 
-    async deny(
-      device: DevicePrincipal,
-      id: string,
-      body: DenyBody,
-      ctx: RequestContext,
-      rp?: RelyingParty,
-    ): Promise<ActionView> {
-      const row = await pendingRequest(device, id);
-      const proof = await checkDeviceProof(device, singleMessage(row, 'deny', body), body, rp);
-      return denyChecked(device, row, body, proof, ctx);
+    async deny(request: DenyRequest, ctx: RequestContext): Promise<ActionView> {
+      const { device } = request;
+      const row = await pendingRequest(device, request.id);
+      const proof = await checkDeviceProof(device, singleMessage(row, 'deny', request.proof), request.proof);
+      return denyChecked(device, row, request, proof, ctx);
     },
 
     /**
@@ -416,34 +410,26 @@ export function createResolution(deps: Deps) {
      * code are checked once for the whole batch, a failure of either refusing all of it (403); then each request is
      * approved by the same operation as a single approval, with its own result.
      */
-    async approveMany(
-      device: DevicePrincipal,
-      body: BatchApproveBody,
-      ctx: RequestContext,
-      rp?: RelyingParty,
-    ): Promise<BatchResults> {
-      const proof = await checkDeviceProof(device, batchMessage('approve', body), body, rp);
-      if (body.totp_code) await totp.accept(device.account_id, body.totp_code);
-      const extra = batchDetail(proof, body);
-      return eachOf(body.requests, async (item) => {
+    async approveMany(batch: BatchApproveRequest, ctx: RequestContext): Promise<BatchResults> {
+      const { device } = batch;
+      const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof);
+      if (batch.totp_code) await totp.accept(device.account_id, batch.totp_code);
+      const extra = batchDetail(proof, batch);
+      return eachOf(batch.requests, async (item) => {
         const row = await pendingRequest(device, item.id);
         checkApproval(row, item);
-        return approveOne(device, row, body, proof, ctx, extra);
+        return approveOne(device, row, batch, proof, ctx, extra);
       });
     },
 
     /** Denies several requests (DESIGN 5.3): one proof for the batch, each request denied on its own. */
-    async denyMany(
-      device: DevicePrincipal,
-      body: BatchDenyBody,
-      ctx: RequestContext,
-      rp?: RelyingParty,
-    ): Promise<BatchResults> {
-      const proof = await checkDeviceProof(device, batchMessage('deny', body), body, rp);
-      const extra = batchDetail(proof, body);
-      return eachOf(body.requests, async (item) => {
+    async denyMany(batch: BatchDenyRequest, ctx: RequestContext): Promise<BatchResults> {
+      const { device } = batch;
+      const proof = await checkDeviceProof(device, batchMessage('deny', batch), batch.proof);
+      const extra = batchDetail(proof, batch);
+      return eachOf(batch.requests, async (item) => {
         const row = await pendingRequest(device, item.id);
-        return denyChecked(device, row, body, proof, ctx, extra);
+        return denyChecked(device, row, batch, proof, ctx, extra);
       });
     },
   };

@@ -13,6 +13,11 @@ import {
   IdempotencyKey,
   ListActionsQuery,
   newActionOf,
+  approveRequestOf,
+  batchApproveRequestOf,
+  batchDenyRequestOf,
+  denyRequestOf,
+  deviceProofOf,
   type CreateOutcome,
   newId,
   RequestParams,
@@ -27,9 +32,13 @@ import { addRoute } from './route.js';
 import { holdWhilePending, type WaitRegistry } from './held-waits.js';
 import { relyingPartyOf } from './relying-party.js';
 
-/** Where a passkey assertion in an approve or deny body must have been made; nothing when the body has none. */
-function passkeyOrigin(body: { webauthn?: unknown }, request: FastifyRequest, config: PasskeySettings) {
-  return body.webauthn ? { relying_party: relyingPartyOf(request, config) } : {};
+/** The device's proof in an approve or deny body; a passkey assertion is checked against where the app is served. */
+function proofOf(
+  body: Pick<ApproveBody, 'signature' | 'timestamp' | 'webauthn'>,
+  request: FastifyRequest,
+  config: PasskeySettings,
+) {
+  return deviceProofOf(body, () => relyingPartyOf(request, config));
 }
 
 /** The client's Idempotency-Key header, if it sent one (400 when malformed). */
@@ -176,7 +185,9 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     body: BatchApproveBody,
     response: ep.approveMany.response,
     handler: ({ principal, body, request, requestId }) =>
-      bus.request(ep.approveMany, { device: principal, body, ...passkeyOrigin(body, request, config) }, { requestId }),
+      bus.request(ep.approveMany, batchApproveRequestOf(principal, body, proofOf(body, request, config)), {
+        requestId,
+      }),
   });
   addRoute(app, {
     method: 'POST',
@@ -192,7 +203,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     body: BatchDenyBody,
     response: ep.denyMany.response,
     handler: ({ principal, body, request, requestId }) =>
-      bus.request(ep.denyMany, { device: principal, body, ...passkeyOrigin(body, request, config) }, { requestId }),
+      bus.request(ep.denyMany, batchDenyRequestOf(principal, body, proofOf(body, request, config)), { requestId }),
   });
   addRoute(app, {
     method: 'POST',
@@ -216,11 +227,9 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     bodyOptional: true,
     response: ep.approve.response,
     handler: ({ principal, params, body, request, requestId }) =>
-      bus.request(
-        ep.approve,
-        { device: principal, id: params.request_id, body, ...passkeyOrigin(body, request, config) },
-        { requestId },
-      ),
+      bus.request(ep.approve, approveRequestOf(principal, params.request_id, body, proofOf(body, request, config)), {
+        requestId,
+      }),
   });
   addRoute(app, {
     method: 'POST',
@@ -236,10 +245,8 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     bodyOptional: true,
     response: ep.deny.response,
     handler: ({ principal, params, body, request, requestId }) =>
-      bus.request(
-        ep.deny,
-        { device: principal, id: params.request_id, body, ...passkeyOrigin(body, request, config) },
-        { requestId },
-      ),
+      bus.request(ep.deny, denyRequestOf(principal, params.request_id, body, proofOf(body, request, config)), {
+        requestId,
+      }),
   });
 }
