@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CreateActionBody, describeZodError, ListActionsQuery, newId, riskRank } from './index.js';
+import {
+  ApproveBody,
+  CreateActionBody,
+  CreateRuleBody,
+  describeZodError,
+  ListActionsQuery,
+  newId,
+  riskRank,
+} from './index.js';
 
 describe('CreateActionBody', () => {
   it('fills the defaults of SPEC 2.1', () => {
@@ -44,5 +52,39 @@ describe('identifiers and ranks', () => {
 
   it('ranks risk from low to critical', () => {
     expect(['low', 'medium', 'high', 'critical'].map((r) => riskRank(r as never))).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('standing grants and quorum rules (DESIGN 5.3)', () => {
+  it('bounds a grant to 60 s - 30 days, a positive budget and at least one use, naming the field', () => {
+    const detail = (grant: unknown) => {
+      const r = ApproveBody.safeParse({ grant });
+      return r.success ? 'ok' : describeZodError(r.error, 'body', { grant });
+    };
+    expect(detail({ duration_seconds: 60 })).toBe('ok');
+    expect(detail({ duration_seconds: 2_592_000, max_amount: 0.01, max_uses: 1 })).toBe('ok');
+    expect(detail({ duration_seconds: 59 })).toMatch(/^grant\.duration_seconds: must be 60 to 2592000 seconds/);
+    expect(detail({ duration_seconds: 2_592_001 })).toMatch(/^grant\.duration_seconds: /);
+    expect(detail({})).toBe('grant.duration_seconds: is required');
+    expect(detail({ duration_seconds: 60, max_amount: 0 })).toMatch(/^grant\.max_amount: /);
+    expect(detail({ duration_seconds: 60, max_amount: 0.001 })).toMatch(/^grant\.max_amount: /);
+    expect(detail({ duration_seconds: 60, max_uses: 0 })).toMatch(/^grant\.max_uses: /);
+  });
+
+  it('asks a quorum of 2 to 10 with require_quorum, and none with other decisions', () => {
+    const rule = (body: Record<string, unknown>) => CreateRuleBody.safeParse({ name: 'q', ...body });
+    expect(rule({ decision: 'require_quorum', quorum: 2 }).data).toMatchObject({ quorum: 2 });
+    expect(rule({ decision: 'require_quorum', quorum: 10 }).success).toBe(true);
+    expect(rule({ decision: 'auto_approve' }).data).toMatchObject({ quorum: null });
+    for (const bad of [
+      { decision: 'require_quorum' },
+      { decision: 'require_quorum', quorum: 1 },
+      { decision: 'require_quorum', quorum: 11 },
+      { decision: 'auto_deny', quorum: 3 },
+    ]) {
+      const r = rule(bad);
+      expect(r.success, JSON.stringify(bad)).toBe(false);
+      expect(describeZodError(r.error!)).toMatch(/^quorum: /);
+    }
   });
 });
