@@ -11,7 +11,7 @@ import { loadConfig } from '@agent-auth/config';
 import { createLogger } from '@agent-auth/logging';
 import { actionsEndpoints, type ActionView } from '@agent-auth/contracts';
 import { createGateway } from '../../services/gateway/index.js';
-import { createWaitRegistry, holdWhilePending } from '../../services/gateway/handlers/held-waits.js';
+import { createWaitRegistry, holdWhilePending } from '../../services/gateway/use-cases/held-waits.js';
 import { apiClient } from '../harness/http.js';
 import { openEventStream } from '../harness/sse.js';
 import { startStack, type StackMode } from '../harness/stack.js';

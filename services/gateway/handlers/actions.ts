@@ -18,18 +18,17 @@ import {
   batchDenyRequestOf,
   denyRequestOf,
   deviceProofOf,
-  type CreateOutcome,
-  newId,
   RequestParams,
 } from '@agent-auth/contracts';
-import { AppError, errors, isAppError } from '@agent-auth/errors';
+import { AppError, errors } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
 
 /** The settings passkeys read: where they are bound. */
 type PasskeySettings = Pick<Config, 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGINS'>;
 import { addRoute } from './route.js';
-import { holdWhilePending, type WaitRegistry } from './held-waits.js';
+import { holdWhilePending, type WaitRegistry } from '../use-cases/held-waits.js';
+import { createAction } from '../use-cases/create-action.js';
 import { relyingPartyOf } from './relying-party.js';
 
 /** The device's proof in an approve or deny body; a passkey assertion is checked against where the app is served. */
@@ -48,24 +47,6 @@ function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
   const parsed = IdempotencyKey.safeParse(given);
   if (!parsed.success) throw errors.idempotencyKeyInvalid();
   return parsed.data;
-}
-
-/**
- * Sends a create, and once more when the bus found no responder or timed out: the same key (or, without one, the
- * same action id) makes the retry find the request the first replica may have stored (or take it over), so a
- * replica crash never doubles it.
- */
-async function createOnce(
-  bus: Bus,
-  payload: z.output<typeof ep.create.request>,
-  requestId: string,
-): Promise<CreateOutcome> {
-  try {
-    return await bus.request(ep.create, payload, { requestId });
-  } catch (err) {
-    if (!isAppError(err) || (err.status !== 503 && err.status !== 504)) throw err;
-    return bus.request(ep.create, payload, { requestId });
-  }
 }
 
 /** Action requests: the agent's side (create, read, list) and the device's (pending, approve, deny). */
@@ -102,20 +83,16 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     },
     response: ActionView,
     handler: async ({ principal, body, requestId, headers, reply }) => {
-      const given = idempotencyKeyOf(headers);
-      const outcome = await createOnce(
-        bus,
-        // Without the client's key, an id chosen here makes the gateway's own retry safe: the request is stored
-        // under that id once (a second insert of it fails), at no cost beyond the create's one statement.
-        given === undefined
-          ? { agent: principal, action: newActionOf(body), action_id: newId('action') }
-          : { agent: principal, action: newActionOf(body), idempotency_key: given },
+      const idempotencyKey = idempotencyKeyOf(headers);
+      const created = await createAction(bus, {
+        agent: principal,
+        action: newActionOf(body),
+        idempotencyKey,
         requestId,
-      );
-      // Only a repeat by the client is a replay to it; a retry of the gateway's own is invisible.
-      if (outcome.replayed && given !== undefined) reply.header('idempotent-replayed', 'true');
-      if ('action' in outcome) return outcome.action;
-      throw new AppError(outcome.error.status, outcome.error.code, outcome.error.detail);
+      });
+      if (created.replayed) reply.header('idempotent-replayed', 'true');
+      if ('error' in created) throw new AppError(created.error.status, created.error.code, created.error.detail);
+      return created.action;
     },
   });
   addRoute(app, {

@@ -3,7 +3,7 @@ import { actionsEndpoints as ep, type ActionEvent, type ActionView, type AgentPr
 import { errors } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
 import type { Logger } from '@agent-auth/logging';
-import { sseEvent, type EventStreams } from './event-stream.js';
+import { sseEvent, type EventStreams } from '../use-cases/event-streams.js';
 import type { RouteDoc } from './openapi.js';
 
 const RESOLVED = 'action.resolved';

@@ -4,7 +4,7 @@ import { errors } from '@agent-auth/errors';
 import { notifierEndpoints as ep, PushSubscriptionBody, PushUnsubscribeBody } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
-import { sseEvent, type EventStreams } from './event-stream.js';
+import { sseEvent, type EventStreams } from '../use-cases/event-streams.js';
 import type { RouteDoc } from './openapi.js';
 
 /** One server-sent event: the event id (msg_…) lets a client drop a duplicate. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { catalogue } from '@agent-auth/errors';
-import type { AuthKind } from './auth.js';
+import type { AuthKind } from '../adapters/auth.js';
 
 /** The groups of the API reference (GET /docs); every operation names one. */
 export const API_TAGS = {

@@ -4,7 +4,7 @@ import type { Config } from '@agent-auth/config';
 import { errors, isAppError } from '@agent-auth/errors';
 import { recordRateLimitRefusal } from '@agent-auth/metrics';
 import type { RateLimitOutcome, RateLimitStore } from '../store/rate-limits.js';
-import type { AuthKind, Authenticator } from './auth.js';
+import type { AuthKind, Authenticator } from '../adapters/auth.js';
 
 /** Whose budget a request spends: its agent, its device, or (unauthenticated or failed authentication) its IP. */
 export interface Identity {

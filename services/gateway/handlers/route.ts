@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeZodError, type AgentPrincipal, type DevicePrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
-import type { AuthKind } from './auth.js';
+import type { AuthKind } from '../adapters/auth.js';
 import type { ApiTag, HeaderDoc } from './openapi.js';
 
 type PrincipalOf<A extends AuthKind> = A extends 'agent' ? AgentPrincipal : A extends 'device' ? DevicePrincipal : null;
