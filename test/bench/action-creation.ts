@@ -4,6 +4,7 @@
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
+import { databaseProbe, printDatabasePerRequest } from './db-stats.js';
 import { load, measured, out, ratio, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
 
 /** CPU figures of the runs, printed after the table. */
@@ -31,15 +32,23 @@ async function creation(infra: Infra, mode: StackMode, label: string): Promise<[
       // A busy account is a paying one: on the unlimited plan creations do not queue on the quota counter.
       await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
       const headers = { 'x-api-key': account.api_key };
-      const cpu = cpuProbe(processGroups(stack));
+      // Postgres CPU of this database's backends only: on a shared machine the server's other backends are others' work.
+      const cpu = cpuProbe(processGroups(stack, databaseUrl));
+      const db = databaseProbe(databaseUrl);
       let used = new Map<string, number>();
+      const start = () => {
+        cpu.start();
+        db.start();
+      };
       const stop = () => {
         used = cpu.stop();
       };
-      const full = await load(label, `${stack.baseUrl}/actions`, headers, PURCHASE, {
-        probe: { start: cpu.start, stop },
+      const full = await load(label, `${stack.baseUrl}/actions`, headers, PURCHASE, { probe: { start, stop } });
+      const writes = await db.perRequest(full.total ?? 0);
+      cpuReports.push(() => {
+        printCpuPerRequest(`${label.slice(0, 3)} at full speed`, used, full.total ?? 0);
+        printDatabasePerRequest(`${label.slice(0, 3)} at full speed`, writes);
       });
-      cpuReports.push(() => printCpuPerRequest(`${label.slice(0, 3)} at full speed`, used, full.total ?? 0));
       const half = await load(
         `${label.slice(0, 3)}  at half that rate (${Math.round(full.rps / 2)}/s)`,
         `${stack.baseUrl}/actions`,
