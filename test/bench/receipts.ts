@@ -31,18 +31,16 @@ async function sealingLag(databaseUrl: string): Promise<Lag> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     for (let waited = 0; waited < 30_000; waited += 200) {
-      const [{ n }] = await sql<
-        [{ n: number }]
-      >`select count(*)::int as n from actions.audit_events where hash is null`;
+      const [{ n }] = await sql<[{ n: number }]>`select count(*)::int as n from actions.audit_unsealed`;
       if (n === 0) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const [row] = await sql<[{ events: number; p50: number; p99: number; max: number }]>`
       select count(*)::int as events,
-        percentile_cont(0.5) within group (order by extract(epoch from sealed_at - at)) as p50,
-        percentile_cont(0.99) within group (order by extract(epoch from sealed_at - at)) as p99,
-        max(extract(epoch from sealed_at - at))::float8 as max
-      from actions.audit_events where sealed_at is not null`;
+        percentile_cont(0.5) within group (order by extract(epoch from c.sealed_at - e.at)) as p50,
+        percentile_cont(0.99) within group (order by extract(epoch from c.sealed_at - e.at)) as p99,
+        max(extract(epoch from c.sealed_at - e.at))::float8 as max
+      from actions.audit_chain c join actions.audit_events e on e.id = c.event_id`;
     return { events: row.events, p50: Number(row.p50), p99: Number(row.p99), max: Number(row.max) };
   } finally {
     await sql.end();

@@ -338,7 +338,7 @@ for (const { mode, skip } of modes) {
 
       // A superuser edits event 3 with the append-only trigger switched off.
       const { id } = (
-        await db.sql`select id from actions.audit_events where account_id = ${acct.account_id} and seq = 3`
+        await db.sql`select event_id as id from actions.audit_chain where account_id = ${acct.account_id} and seq = 3`
       )[0]!;
       await db.sql.begin(async (tx) => {
         await tx`alter table actions.audit_events disable trigger audit_append_only`;
@@ -360,6 +360,11 @@ for (const { mode, skip } of modes) {
       // Without the trigger off, the table refuses any change.
       await expect(db.sql`update actions.audit_events set actor = 'x' where id = ${id}`).rejects.toThrow(/append-only/);
       await expect(db.sql`delete from actions.audit_events where id = ${id}`).rejects.toThrow(/append-only/);
+      // Nor may an event's place in its chain change.
+      await expect(db.sql`update actions.audit_chain set hash = 'x' where event_id = ${id}`).rejects.toThrow(
+        /append-only/,
+      );
+      await expect(db.sql`delete from actions.audit_chain where event_id = ${id}`).rejects.toThrow(/append-only/);
 
       // A receipt checked offline from the saved JWKS; a forged one is refused.
       const receipt = (await api.device(acct.device_id).post(`/actions/${exported.events[1].request_id}/approve`)).body
@@ -384,15 +389,15 @@ for (const { mode, skip } of modes) {
 
     it('seals events written concurrently by many creations, each account its own gapless chain', async () => {
       const accounts = await Promise.all([api.newAccount(), api.newAccount()]);
-      await Promise.all(
+      const created = await Promise.all(
         accounts.flatMap((a) => Array.from({ length: 40 }, () => api.agent(a.api_key).post('/actions', purchase))),
       );
+      expect(created.map((r) => r.status)).toEqual(created.map(() => 200));
       // Without asking the service (which seals on read), the background sealer reaches every event.
       await expect
-        .poll(
-          async () => Number((await db.sql`select count(*) from actions.audit_events where hash is null`)[0]!.count),
-          { timeout: 10_000 },
-        )
+        .poll(async () => Number((await db.sql`select count(*) from actions.audit_unsealed`)[0]!.count), {
+          timeout: 10_000,
+        })
         .toBe(0);
       for (const a of accounts) {
         const device = api.device(a.device_id);

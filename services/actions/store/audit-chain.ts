@@ -11,13 +11,24 @@ interface SealedRow extends UnsealedEvent {
 const toEvent = (r: SealedRow): AuditEvent =>
   publicEvent(r, { seq: Number(r.seq), prev_hash: r.prev_hash, hash: r.hash });
 
-/** Persistence of the accounts' audit chains (DESIGN 5.2): sealing new events, and reading sealed ones. */
+/**
+ * Persistence of the accounts' audit chains (DESIGN 5.2): sealing new events, and reading sealed ones. An event is
+ * written once into actions.audit_events (and, by trigger, onto the work list actions.audit_unsealed); sealing
+ * inserts its place into actions.audit_chain and takes it off the work list.
+ */
 export function createAuditChainStore(sql: Sql) {
   return {
-    /** Accounts that have events waiting to be sealed. */
+    /** Accounts that have events waiting to be sealed (a skip scan of the work list's primary key). */
     async accountsWithUnsealed(limit: number): Promise<string[]> {
       const rows = await sql<Array<{ account_id: string }>>`
-        select distinct account_id from actions.audit_events where hash is null limit ${limit}`;
+        with recursive waiting(account_id) as (
+          (select account_id from actions.audit_unsealed order by account_id limit 1)
+          union all
+          select (select u.account_id from actions.audit_unsealed u where u.account_id > w.account_id
+                  order by u.account_id limit 1)
+          from waiting w where w.account_id is not null
+        )
+        select account_id from waiting where account_id is not null limit ${limit}`;
       return rows.map((r) => r.account_id);
     },
 
@@ -31,22 +42,31 @@ export function createAuditChainStore(sql: Sql) {
         const lock = wait
           ? tx`select pg_advisory_xact_lock(hashtext('actions.audit_chain'), hashtext(${accountId})) is null as locked`
           : tx`select pg_try_advisory_xact_lock(hashtext('actions.audit_chain'), hashtext(${accountId})) as locked`;
-        const [{ locked } = { locked: false }] = await lock;
+        // Sent together (one round trip); the reads start after the lock is taken, so they see every seal before.
+        const [[{ locked } = { locked: false }], [last], rows] = await Promise.all([
+          lock,
+          tx<Array<{ seq: string; hash: string }>>`
+            select seq, hash from actions.audit_chain where account_id = ${accountId} order by seq desc limit 1`,
+          tx<UnsealedEvent[]>`
+            select e.id, e.request_id, e.event, e.actor, e.detail, e.at
+            from actions.audit_unsealed u join actions.audit_events e on e.id = u.event_id
+            where u.account_id = ${accountId} order by u.event_id limit ${batch}`,
+        ]);
         if (!wait && !locked) return null;
-        const [last] = await tx<Array<{ seq: string; hash: string }>>`
-          select seq, hash from actions.audit_events where account_id = ${accountId} and seq is not null
-          order by seq desc limit 1`;
-        const head: ChainHead = last ? { seq: Number(last.seq), hash: last.hash } : EMPTY_CHAIN;
-        const rows = await tx<UnsealedEvent[]>`
-          select id, request_id, event, actor, detail, at from actions.audit_events
-          where account_id = ${accountId} and hash is null order by id limit ${batch}`;
         if (!rows.length) return [];
+        const head: ChainHead = last ? { seq: Number(last.seq), hash: last.hash } : EMPTY_CHAIN;
         const chained = chainAfter(head, rows);
         await tx`
-          update actions.audit_events e set seq = c.seq, prev_hash = c.prev_hash, hash = c.hash, sealed_at = clock_timestamp()
-          from unnest(${chained.map((c) => c.id)}::bigint[], ${chained.map((c) => String(c.seq))}::bigint[],
-            ${chained.map((c) => c.prev_hash)}::text[], ${chained.map((c) => c.hash)}::text[]) as c(id, seq, prev_hash, hash)
-          where e.id = c.id`;
+          with sealed as (
+            insert into actions.audit_chain (account_id, seq, event_id, prev_hash, hash)
+            select ${accountId}, c.seq, c.event_id, c.prev_hash, c.hash
+            from unnest(${chained.map((c) => c.id)}::bigint[], ${chained.map((c) => String(c.seq))}::bigint[],
+              ${chained.map((c) => c.prev_hash)}::text[], ${chained.map((c) => c.hash)}::text[])
+              as c(event_id, seq, prev_hash, hash)
+            returning event_id
+          )
+          delete from actions.audit_unsealed u using sealed s
+          where u.account_id = ${accountId} and u.event_id = s.event_id`;
         return rows.map((r) => r.at);
       }) as Promise<Date[] | null>;
     },
@@ -54,24 +74,27 @@ export function createAuditChainStore(sql: Sql) {
     /** An account's sealed events after `after`, in seq order. */
     async page(accountId: string, after: number, limit: number): Promise<AuditEvent[]> {
       const rows = await sql<SealedRow[]>`
-        select id, request_id, event, actor, detail, at, seq, prev_hash, hash from actions.audit_events
-        where account_id = ${accountId} and seq > ${after} order by seq limit ${limit}`;
+        select e.id, e.request_id, e.event, e.actor, e.detail, e.at, c.seq, c.prev_hash, c.hash
+        from actions.audit_chain c join actions.audit_events e on e.id = c.event_id
+        where c.account_id = ${accountId} and c.seq > ${after} order by c.seq limit ${limit}`;
       return rows.map(toEvent);
     },
 
     /** The sealed events of one request of an account, in seq order. */
     async forRequest(accountId: string, requestId: string): Promise<AuditEvent[]> {
       const rows = await sql<SealedRow[]>`
-        select id, request_id, event, actor, detail, at, seq, prev_hash, hash from actions.audit_events
-        where request_id = ${requestId} and account_id = ${accountId} and seq is not null order by seq`;
+        select e.id, e.request_id, e.event, e.actor, e.detail, e.at, c.seq, c.prev_hash, c.hash
+        from actions.audit_events e join actions.audit_chain c on c.event_id = e.id
+        where e.request_id = ${requestId} and e.account_id = ${accountId} order by c.seq`;
       return rows.map(toEvent);
     },
 
     /** The last sealed event of an account's chain, or undefined while it has none. */
     async head(accountId: string): Promise<AuditEvent | undefined> {
       const [row] = await sql<SealedRow[]>`
-        select id, request_id, event, actor, detail, at, seq, prev_hash, hash from actions.audit_events
-        where account_id = ${accountId} and seq is not null order by seq desc limit 1`;
+        select e.id, e.request_id, e.event, e.actor, e.detail, e.at, c.seq, c.prev_hash, c.hash
+        from actions.audit_chain c join actions.audit_events e on e.id = c.event_id
+        where c.account_id = ${accountId} order by c.seq desc limit 1`;
       return row && toEvent(row);
     },
   };
