@@ -106,9 +106,17 @@ for (const kind of ['in-process', 'nats'] as const) {
         },
       });
       if (kind === 'in-process') {
-        // No stream to keep it: append reports it not stored, and the outbox offers it again.
+        // No stream to keep it: append reports it not stored, and the outbox offers it again. Watchers see it at
+        // the first append, without waiting for the consumer, and once only.
+        const watched: string[] = [];
+        const off = bus.actionEvents.watch(e.account_id, (x) => watched.push(x.id));
         expect((await bus.actionEvents.append([e])).has(e.id)).toBe(false);
+        await Promise.resolve();
+        expect(watched).toEqual([e.id]);
         expect((await bus.actionEvents.append([e])).has(e.id)).toBe(true);
+        await Promise.resolve();
+        expect(watched).toEqual([e.id]);
+        off();
       } else {
         await bus.actionEvents.append([e]);
       }

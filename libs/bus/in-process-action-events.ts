@@ -24,10 +24,14 @@ export function createInProcessActionEvents(): ActionEventStream {
   const recent: Array<{ event: ActionEvent; at: number }> = [];
   let turn = 0;
 
+  // Ids of the events kept (shown to watchers), so an event appended again is not shown twice.
+  const kept = new Set<string>();
   const keep = (event: ActionEvent) => {
     const now = Date.now();
     recent.push({ event, at: now });
-    while (recent.length > KEPT_EVENTS || (recent.length && recent[0]!.at < now - KEPT_MS)) recent.shift();
+    kept.add(event.id);
+    while (recent.length > KEPT_EVENTS || (recent.length && recent[0]!.at < now - KEPT_MS))
+      kept.delete(recent.shift()!.event.id);
   };
   const watchAccount = (accountId: string, listener: (event: ActionEvent) => void) => {
     const set = watchers.get(accountId) ?? new Set();
@@ -39,16 +43,24 @@ export function createInProcessActionEvents(): ActionEventStream {
     };
   };
 
-  const deliver = async (event: ActionEvent) => {
-    if (groups.size === 0) throw errors.noEventConsumer();
-    for (const members of groups.values()) {
-      const member = members[turn++ % members.length]!;
-      await member.run(() => member.spec.handler(event));
-    }
+  /** Shows an event to the live watchers (held waits, event streams) once, however often it is appended. */
+  const show = (event: ActionEvent) => {
+    if (kept.has(event.id)) return;
     keep(event);
     for (const listener of watchers.get(event.account_id) ?? []) queueMicrotask(() => listener(event));
     if (event.type === 'action.resolved')
       for (const listener of resolutionWatchers) queueMicrotask(() => listener(event));
+  };
+
+  const deliver = async (event: ActionEvent) => {
+    if (groups.size === 0) throw errors.noEventConsumer();
+    // The live view first, as a stream shows an event to its subscribers when it stores it: a held wait or an
+    // agent's stream does not wait for the consumers' work (a webhook's delivery row, push notifications).
+    show(event);
+    for (const members of groups.values()) {
+      const member = members[turn++ % members.length]!;
+      await member.run(() => member.spec.handler(event));
+    }
   };
 
   return {
