@@ -330,6 +330,73 @@ describe.skipIf(noBrowser)(
       });
       expect(after.status).toBe('pending');
       await audit('grants-revoked');
+      await page.goto(`${origin}/app/#/requests`, { waitUntil: 'networkidle2' });
+      await page.locator(`[aria-label="Deny: ${after.title}"]`).setTimeout(WAIT).click();
+      await messageMatches(page, /Denied: Buy even more beans/);
+    });
+
+    it('a quorum of two devices: the first approval shows progress (1 of 2, who) on both phones, the second approves it', async () => {
+      expect(
+        (
+          await api.device(acct.device_id).post('/rules', {
+            name: 'two of us for legal',
+            decision: 'require_quorum',
+            quorum: 2,
+            action_type: 'legal',
+          })
+        ).status,
+      ).toBe(200);
+      const second = (await api.device(acct.device_id).post('/devices', { device_name: 'second phone' })).body;
+      const lease = await createRequest({
+        action_type: 'legal',
+        title: 'Sign the new lease',
+        risk_level: 'high',
+        description: 'Three years, unit 4B.',
+      });
+      expect(lease).toMatchObject({ status: 'pending', rule_applied: 'two of us for legal' });
+      const context = await browser.createBrowserContext();
+      const other = await deviceSession(context, second.device_id as string);
+      await listShows(other, [lease.id]);
+      expect(await other.$eval(`[data-request="${lease.id}"] .quorum-title`, (p) => p.textContent)).toBe(
+        'Needs 2 devices to approve: 0 of 2 approvals so far',
+      );
+      await other.locator(`[aria-label="Approve: ${lease.title}"]`).setTimeout(WAIT).click();
+      await messageMatches(other, /Your approval is counted: 1 of 2 approvals for "Sign the new lease"/);
+      // Still pending; this phone shows its own approval and cannot give it twice.
+      await other.waitForFunction(
+        (id: string) =>
+          document.querySelector(`[data-request="${id}"] .quorum-title`)?.textContent ===
+          'Needs 2 devices to approve: 1 of 2 approvals so far',
+        { timeout: WAIT },
+        lease.id,
+      );
+      expect(
+        await other.$eval(`[data-request="${lease.id}"] button.approve`, (b) => ({
+          label: b.getAttribute('aria-label'),
+          disabled: (b as HTMLButtonElement).disabled,
+          text: b.textContent,
+        })),
+      ).toEqual({ label: `Approved by you: ${lease.title}`, disabled: true, text: 'Approved by you' });
+      await audit('quorum-after-first', other);
+      await screenshot(other, 'phone-quorum-first-approval');
+      expect((await statusOf(lease.id)).status).toBe('pending');
+
+      // The first phone sees the progress and who approved, then gives the second approval (with its passkey).
+      await page.goto(`${origin}/app/#/requests/${lease.id}`, { waitUntil: 'networkidle2' });
+      await page.waitForFunction(
+        () => document.querySelector('#request .quorum-title')?.textContent?.includes('1 of 2'),
+        { timeout: WAIT },
+      );
+      const approvers = await page.$$eval('#request .quorum-list li', (items) => items.map((li) => li.textContent));
+      expect(approvers).toHaveLength(1);
+      expect(approvers[0]).toMatch(/^Device \S+ · /);
+      await audit('quorum-request', page);
+      await screenshot(page, 'phone-quorum-request');
+      await page.locator(`#request [aria-label="Approve: ${lease.title}"]`).setTimeout(WAIT).click();
+      await messageMatches(page, /Approved: Sign the new lease \(verified with your passkey\)/);
+      expect(await statusOf(lease.id)).toMatchObject({ status: 'approved', resolved_by: 'biometric' });
+      await listShows(other, []);
+      await context.close();
     });
 
     it('every list has an empty state; the views pass the audit on a desktop screen too', async () => {

@@ -90,7 +90,7 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
 }
 
 /** Words for how a device approved (a quorum approval's method). */
-const METHOD_TEXT = { biometric: 'passkey or device', totp: 'authenticator code', wallet_pay: 'wallet pay' };
+const METHOD_TEXT = { biometric: 'biometric', totp: 'authenticator code', wallet_pay: 'wallet pay' };
 
 /** A quorum's progress (DESIGN 5.3): n of required, who approved and how; nothing when no quorum applies. */
 export function quorumProgress(item, mine = false) {
@@ -160,7 +160,8 @@ function decisionButtons(item, onDecide, opts = {}) {
     type: 'button',
     className: 'approve',
     textContent: opts.mine ? 'Approved by you' : 'Approve',
-    'aria-label': `Approve: ${item.title}`,
+    // The accessible name starts with the visible words (WCAG 2.5.3), then says which request.
+    'aria-label': `${opts.mine ? 'Approved by you' : 'Approve'}: ${item.title}`,
     disabled: !!opts.mine,
   });
   const deny = el('button', {
