@@ -130,22 +130,15 @@ export const DenyRequest = z.object({
 });
 export type DenyRequest = z.infer<typeof DenyRequest>;
 
-/** actions.v2.approve_many (DESIGN 5.3): one proof and one TOTP code for the batch. */
-export const BatchApproveRequest = z.object({
-  device: DevicePrincipal,
-  requests: z.array(BatchEntry),
-  proof: DeviceProof,
-  totp_code: z.string().nullable(),
-});
+// A batch decision (DESIGN 5.3): the requests in the order sent, one proof for all of them.
+const BatchDecision = z.object({ device: DevicePrincipal, requests: z.array(BatchEntry), proof: DeviceProof });
+
+/** actions.v2.approve_many: one TOTP code for the batch too. */
+export const BatchApproveRequest = BatchDecision.extend({ totp_code: z.string().nullable() });
 export type BatchApproveRequest = z.infer<typeof BatchApproveRequest>;
 
-/** actions.v2.deny_many (DESIGN 5.3): one proof and one reason for the batch. */
-export const BatchDenyRequest = z.object({
-  device: DevicePrincipal,
-  requests: z.array(BatchEntry),
-  proof: DeviceProof,
-  reason: z.string().nullable(),
-});
+/** actions.v2.deny_many: one reason for the batch. */
+export const BatchDenyRequest = BatchDecision.extend({ reason: z.string().nullable() });
 export type BatchDenyRequest = z.infer<typeof BatchDenyRequest>;
 
 /** The proof of a validated approve or deny body; `relyingParty` is where the app is served (read only with a passkey). */
