@@ -7,6 +7,7 @@ import { selfSignedCert, startUpstream, trustFile, type Upstream } from '../harn
 
 // Quorum rules (DESIGN 5.3): a matched request waits for `quorum` distinct devices; any deny denies.
 const { natsUrl } = inject('infra');
+const ROUNDS = Number(process.env.CONCURRENCY_ROUNDS ?? 1);
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
   { mode: 'processes', skip: natsUrl ? false : 'no NATS server reachable and no Docker' },
   { mode: 'all-in-one', skip: false },
@@ -189,28 +190,32 @@ for (const { mode, skip } of modes) {
       expect(done.body.results[0]).toMatchObject({ status: 200, action: { status: 'approved' } });
     });
 
-    it('two devices approving at once as the last approvals resolve the request exactly once', async () => {
-      const { devices, create } = await quorumAccount(2);
-      for (let round = 0; round < 5; round++) {
-        const req = await create({ title: `race ${round}` });
-        expect((await devices[0]!.post(`/actions/${req.id}/approve`)).body.status).toBe('pending');
-        const raced = await Promise.all([1, 2].map((i) => devices[i]!.post(`/actions/${req.id}/approve`)));
-        const statuses = raced.map((r) => r.status).sort();
-        expect(statuses, JSON.stringify(raced.map((r) => r.body))).toEqual([200, 409]);
-        const won = raced.find((r) => r.status === 200)!;
-        expect(won.body).toMatchObject({ status: 'approved' });
-        expect(won.body.quorum.approvals).toHaveLength(2);
-        const trail = (await devices[0]!.get(`/actions/${req.id}/audit`)).body.events as Body[];
-        expect(trail.filter((e) => e.type === 'approved')).toHaveLength(1);
-        await expect.poll(() => webhooksOf(req.id).length, { timeout: 10_000 }).toBe(1);
-      }
-      // All three at once on a quorum of 3 with none before: exactly the last one approves it.
-      const { devices: three, create: create3 } = await quorumAccount(3);
-      const req = await create3();
-      const all = await Promise.all(three.map((d) => d.post(`/actions/${req.id}/approve`)));
-      expect(all.map((r) => r.status)).toEqual([200, 200, 200]);
-      expect(all.filter((r) => r.body.status === 'approved')).toHaveLength(1);
-      expect(all.filter((r) => r.body.status === 'pending')).toHaveLength(2);
-    });
+    // CONCURRENCY_ROUNDS=20 repeats it on the same stack (fresh accounts each round), to show it holds every time.
+    for (let round = 1; round <= ROUNDS; round++)
+      it(`two devices approving at once as the last approvals resolve the request exactly once${ROUNDS > 1 ? ` (round ${round})` : ''}`, async () => {
+        // Two actions replicas: the approvals may land on either (the quorum is counted in the database).
+        if (mode === 'processes' && stack.processes('actions').length < 2) await stack.addProcess('actions');
+        const { devices, create } = await quorumAccount(2);
+        for (let race = 0; race < 5; race++) {
+          const req = await create({ title: `race ${race}` });
+          expect((await devices[0]!.post(`/actions/${req.id}/approve`)).body.status).toBe('pending');
+          const raced = await Promise.all([1, 2].map((i) => devices[i]!.post(`/actions/${req.id}/approve`)));
+          const statuses = raced.map((r) => r.status).sort();
+          expect(statuses, JSON.stringify(raced.map((r) => r.body))).toEqual([200, 409]);
+          const won = raced.find((r) => r.status === 200)!;
+          expect(won.body).toMatchObject({ status: 'approved' });
+          expect(won.body.quorum.approvals).toHaveLength(2);
+          const trail = (await devices[0]!.get(`/actions/${req.id}/audit`)).body.events as Body[];
+          expect(trail.filter((e) => e.type === 'approved')).toHaveLength(1);
+          await expect.poll(() => webhooksOf(req.id).length, { timeout: 10_000 }).toBe(1);
+        }
+        // All three at once on a quorum of 3 with none before: exactly the last one approves it.
+        const { devices: three, create: create3 } = await quorumAccount(3);
+        const req = await create3();
+        const all = await Promise.all(three.map((d) => d.post(`/actions/${req.id}/approve`)));
+        expect(all.map((r) => r.status)).toEqual([200, 200, 200]);
+        expect(all.filter((r) => r.body.status === 'approved')).toHaveLength(1);
+        expect(all.filter((r) => r.body.status === 'pending')).toHaveLength(2);
+      });
   });
 }
