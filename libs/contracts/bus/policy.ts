@@ -3,9 +3,12 @@ import { ById, defineEndpoint, Empty } from './envelope.js';
 import { AgentPrincipal, DevicePrincipal } from './actions.js';
 import { ActionType, RiskLevel } from '../enums.js';
 import { Deleted, SpendingLimitExceeded } from '../http/actions.js';
+import { toCents } from '../amounts.js';
 import {
-  CreateRuleBody,
-  CreateSpendingLimitBody,
+  type CreateRuleBody,
+  type CreateSpendingLimitBody,
+  LimitPeriod,
+  RuleDecision,
   RuleList,
   RuleView,
   SpendingLimitList,
@@ -88,23 +91,49 @@ export const CreateGrantRequest = z.object({
 });
 export type CreateGrantRequest = z.infer<typeof CreateGrantRequest>;
 
+/** policy.v2.create_rule: a new rule of the device's account; null filters match everything. */
+export const NewRule = z.object({
+  device: DevicePrincipal,
+  name: z.string(),
+  decision: RuleDecision,
+  action_type: ActionType.nullable(),
+  agent_id: z.string().nullable(),
+  risk_level_max: RiskLevel.nullable(),
+  amount_max_cents: z.number().int().nullable(),
+  quorum: z.number().int().nullable(),
+});
+export type NewRule = z.infer<typeof NewRule>;
+
+/** policy.v2.create_limit: a new spending limit of the device's account, in cents of USD. */
+export const NewSpendingLimit = z.object({
+  device: DevicePrincipal,
+  period: LimitPeriod,
+  amount_limit_cents: Cents,
+  agent_id: z.string().nullable(),
+  action_type: ActionType.nullable(),
+});
+export type NewSpendingLimit = z.infer<typeof NewSpendingLimit>;
+
+/** The bus message of a validated POST /rules body. */
+export function newRuleOf(device: DevicePrincipal, body: CreateRuleBody): NewRule {
+  const { name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum } = body;
+  return { device, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum };
+}
+
+/** The bus message of a validated POST /spending-limits body (the amount, in dollars there, in cents here). */
+export function newSpendingLimitOf(device: DevicePrincipal, body: CreateSpendingLimitBody): NewSpendingLimit {
+  const { period, amount_limit, agent_id, action_type } = body;
+  return { device, period, amount_limit_cents: toCents(amount_limit), agent_id, action_type };
+}
+
 /** The policy service's message catalog: rules, spending limits, decisions and spend accounting. */
 export const policyEndpoints = {
   health: defineEndpoint('policy', 'health', Empty, z.object({ ok: z.literal(true) })),
-  createRule: defineEndpoint(
-    'policy',
-    'create_rule',
-    z.object({ device: DevicePrincipal, body: CreateRuleBody }),
-    RuleView,
-  ),
+  // v2 (rules, limits): messages of their own; v1 carried the HTTP bodies.
+  createRule: defineEndpoint('policy', 'create_rule', NewRule, RuleView, 2),
   listRules: defineEndpoint('policy', 'list_rules', z.object({ device: DevicePrincipal }), RuleList),
   deleteRule: defineEndpoint('policy', 'delete_rule', z.object({ device: DevicePrincipal, rule_id: ById }), Deleted),
-  createLimit: defineEndpoint(
-    'policy',
-    'create_limit',
-    z.object({ device: DevicePrincipal, body: CreateSpendingLimitBody }),
-    SpendingLimitView,
-  ),
+  createLimit: defineEndpoint('policy', 'create_limit', NewSpendingLimit, SpendingLimitView, 2),
   listLimits: defineEndpoint('policy', 'list_limits', z.object({ device: DevicePrincipal }), SpendingLimitList),
   deleteLimit: defineEndpoint('policy', 'delete_limit', z.object({ device: DevicePrincipal, limit_id: ById }), Deleted),
   decide: defineEndpoint('policy', 'decide', DecideRequest, PolicyDecision),

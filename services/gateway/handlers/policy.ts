@@ -4,6 +4,8 @@ import {
   CreateRuleBody,
   CreateSpendingLimitBody,
   policyEndpoints as ep,
+  newRuleOf,
+  newSpendingLimitOf,
   RuleParams,
   LimitParams,
   GrantParams,
@@ -25,7 +27,7 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
     auth: 'device',
     body: CreateRuleBody,
     response: ep.createRule.response,
-    handler: ({ principal, body, requestId }) => bus.request(ep.createRule, { device: principal, body }, { requestId }),
+    handler: ({ principal, body, requestId }) => bus.request(ep.createRule, newRuleOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'GET',
@@ -61,7 +63,7 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
     body: CreateSpendingLimitBody,
     response: ep.createLimit.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.createLimit, { device: principal, body }, { requestId }),
+      bus.request(ep.createLimit, newSpendingLimitOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'GET',

@@ -5,10 +5,10 @@ import type { createSettings } from '../use-cases/settings.js';
 /** The device's rules and spending limits, on the bus. */
 export function settingsHandlers(settings: ReturnType<typeof createSettings>): BoundHandler[] {
   return [
-    handle(ep.createRule, ({ device, body }, ctx) => settings.createRule(device, body, ctx)),
+    handle(ep.createRule, (rule, ctx) => settings.createRule(rule, ctx)),
     handle(ep.listRules, ({ device }) => settings.listRules(device)),
     handle(ep.deleteRule, ({ device, rule_id }, ctx) => settings.deleteRule(device, rule_id, ctx)),
-    handle(ep.createLimit, ({ device, body }, ctx) => settings.createLimit(device, body, ctx)),
+    handle(ep.createLimit, (limit, ctx) => settings.createLimit(limit, ctx)),
     handle(ep.listLimits, ({ device }) => settings.listLimits(device)),
     handle(ep.deleteLimit, ({ device, limit_id }, ctx) => settings.deleteLimit(device, limit_id, ctx)),
     handle(ep.createGrant, (req, ctx) => settings.createGrant(req, ctx)),

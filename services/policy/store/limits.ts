@@ -1,5 +1,5 @@
 import type { Sql } from '@agent-auth/db';
-import type { CreateSpendingLimitBody } from '@agent-auth/contracts';
+import type { NewSpendingLimit } from '@agent-auth/contracts';
 import type { LimitRow } from './rows.js';
 
 type RawLimit = Omit<LimitRow, 'amount_limit_cents'> & { amount_limit_cents: string };
@@ -13,7 +13,7 @@ export function createLimitStore(sql: Sql) {
     async insert(
       id: string,
       accountId: string,
-      limit: Omit<CreateSpendingLimitBody, 'amount_limit'> & { amount_limit_cents: number },
+      limit: Omit<NewSpendingLimit, 'device'>,
       cap: number,
     ): Promise<LimitRow | undefined> {
       const [row] = await sql<RawLimit[]>`

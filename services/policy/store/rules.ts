@@ -1,5 +1,5 @@
 import type { Sql } from '@agent-auth/db';
-import type { CreateRuleBody } from '@agent-auth/contracts';
+import type { NewRule } from '@agent-auth/contracts';
 import type { RuleRow } from './rows.js';
 
 type RawRule = Omit<RuleRow, 'amount_max_cents'> & { amount_max_cents: string | null };
@@ -14,7 +14,12 @@ const toRow = (r: RawRule): RuleRow => ({
 export function createRuleStore(sql: Sql) {
   return {
     /** Inserts a rule unless the account already has `cap` rules; undefined when it has. */
-    async insert(id: string, accountId: string, rule: CreateRuleBody, cap: number): Promise<RuleRow | undefined> {
+    async insert(
+      id: string,
+      accountId: string,
+      rule: Omit<NewRule, 'device'>,
+      cap: number,
+    ): Promise<RuleRow | undefined> {
       const [row] = await sql<RawRule[]>`
         insert into policy.rules (id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents,
           quorum)

@@ -1,12 +1,11 @@
 import type { RequestContext } from '@agent-auth/bus';
 import {
   type CreateGrantRequest,
-  type CreateRuleBody,
-  type CreateSpendingLimitBody,
+  type NewRule,
+  type NewSpendingLimit,
   type DevicePrincipal,
   newId,
   policyLimits,
-  toCents,
 } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { PolicyDeps } from './deps.js';
@@ -29,8 +28,9 @@ export function createSettings(
     deps.announceChange(accountId);
   };
   return {
-    async createRule(device: DevicePrincipal, body: CreateRuleBody, ctx: RequestContext) {
-      const row = await rules.insert(newId('rule'), device.account_id, body, policyLimits.rulesPerAccount);
+    async createRule(rule: NewRule, ctx: RequestContext) {
+      const { device } = rule;
+      const row = await rules.insert(newId('rule'), device.account_id, rule, policyLimits.rulesPerAccount);
       if (!row) throw errors.tooManyRules(policyLimits.rulesPerAccount);
       changed(device.account_id);
       ctx.log.info({ rule_id: row.id, account_id: device.account_id, decision: row.decision }, 'rule created');
@@ -48,9 +48,8 @@ export function createSettings(
       return { deleted: true as const, id: ruleId };
     },
 
-    async createLimit(device: DevicePrincipal, body: CreateSpendingLimitBody, ctx: RequestContext) {
-      const { amount_limit, ...scope } = body;
-      const limit = { ...scope, amount_limit_cents: toCents(amount_limit) };
+    async createLimit(limit: NewSpendingLimit, ctx: RequestContext) {
+      const { device } = limit;
       const row = await limits.insert(newId('limit'), device.account_id, limit, policyLimits.limitsPerAccount);
       if (!row) throw errors.tooManySpendingLimits(policyLimits.limitsPerAccount);
       await deps.spend.openWindow(device.account_id, row.id, periodWindow(row.period, deps.now()));
