@@ -56,7 +56,8 @@ function spawnService(
   const file = createWriteStream(logFile, { flags: 'a' });
   const output: string[] = [];
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} not ready in 30 s:\n${output.join('')}`)), 30_000);
+    // Generous: on a shared machine under load a process can take long to print its first line.
+    const timer = setTimeout(() => reject(new Error(`${entry} not ready in 90 s:\n${output.join('')}`)), 90_000);
     let buffered = '';
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();

@@ -10,7 +10,7 @@ import {
   type RecordSpendRequest,
   type ReleaseSpendRequest,
 } from '@agent-auth/contracts';
-import { errors, isAppError } from '@agent-auth/errors';
+import { errors } from '@agent-auth/errors';
 
 /**
  * The seam where the actions service asks for automatic decisions and reports spend, in the policy service's own
@@ -58,17 +58,12 @@ export function policyOverBus(bus: Bus): PolicyDecider {
   };
   return {
     async decide(input, ctx) {
-      try {
-        return await bus.request(policyEndpoints.decide, input, { requestId: ctx.requestId });
-      } catch (err) {
-        // A decision that timed out may still have recorded its approval as spend, for a request that will now
-        // never be stored. Releasing is safe (the action id is new, nothing else counts on it); if the release is
-        // lost as well, the spend stays over-counted, which errs on the side of spending less.
-        if (isAppError(err) && err.status === 504) {
-          await releaseSpend({ action_id: input.action_id, account_id: input.account_id }, ctx);
-        }
-        throw err;
-      }
+      // Not released when the decision times out: the action id is not this attempt's alone. A retry of the same
+      // create (the gateway's, or the agent's with its Idempotency-Key) sends the same id, and its decision finds
+      // the spend already recorded (one row per action id); releasing it here could take back, after the fact, the
+      // spend of the request that retry stores approved, and let the limit be passed. If no retry ever stores the
+      // request, the spend stays over-counted, which errs on the side of spending less.
+      return bus.request(policyEndpoints.decide, input, { requestId: ctx.requestId });
     },
     async recordSpend(input, ctx) {
       // Never released on a time-out here: the request is still approvable; a racing approval may count on this row.
