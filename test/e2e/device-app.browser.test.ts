@@ -187,6 +187,10 @@ describe.skipIf(noBrowser)(
     it("sets up this phone's passkey with the platform authenticator", async () => {
       await page.goto(`${origin}/app/#/device`, { waitUntil: 'networkidle2' });
       await visible('#add-passkey');
+      // The button is in the page at once; the state line is written when the device's passkeys have been read.
+      await page.waitForFunction(() => document.getElementById('passkey-state')!.textContent !== '', {
+        timeout: 20_000,
+      });
       expect(await page.$eval('#passkey-state', (p) => p.textContent)).toMatch(/set up this phone's passkey/);
       await audit('device');
       await page.click('#add-passkey');
