@@ -201,6 +201,10 @@ export function batchDenyRequestOf(device: DevicePrincipal, body: BatchDenyBody,
   return { device, requests: batchEntriesOf(body), proof, reason: body.reason ?? null };
 }
 
+/** One vault execution attempt's claim on an approved request: claim_id is the attempt's own random id. */
+export const ExecutionClaim = z.object({ agent: AgentPrincipal, request_id: ById, claim_id: ById });
+export type ExecutionClaim = z.infer<typeof ExecutionClaim>;
+
 /** What the actions service hands the vault executor for an approved request it has just marked as executing. */
 export const ClaimedExecution = z.object({
   request_id: z.string(),
@@ -354,12 +358,9 @@ export const actionsEndpoints = {
     Deleted,
   ),
   // A vault execution: the executor claims the approved request once, then records how the attempt went.
-  claimExecution: defineEndpoint(
-    'actions',
-    'claim_execution',
-    z.object({ agent: AgentPrincipal, request_id: ById }),
-    ClaimedExecution,
-  ),
+  // v2: a claim names itself (claim_id), so the executor can repeat a claim whose answer was lost and get its own
+  // claim back, and a release gives back only its own claim.
+  claimExecution: defineEndpoint('actions', 'claim_execution', ExecutionClaim, ClaimedExecution, 2),
   recordExecution: defineEndpoint(
     'actions',
     'record_execution',
@@ -370,8 +371,9 @@ export const actionsEndpoints = {
   releaseExecution: defineEndpoint(
     'actions',
     'release_execution',
-    z.object({ agent: AgentPrincipal, request_id: ById }),
+    ExecutionClaim,
     z.object({ released: z.boolean() }),
+    2,
   ),
 
   signWebhook: defineEndpoint('actions', 'sign_webhook', SignWebhookRequest, z.object({ signature: z.string() })),

@@ -244,13 +244,19 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
     },
 
     /**
-     * Marks an agent's approved vault execution request as executing, unless it already is; undefined when it is
-     * not (yet, or any more) executable. The conditional update is what makes a request run at most once.
+     * Marks an agent's approved vault execution request as executing by one claim, unless it already is; undefined
+     * when it is not (yet, or any more) executable. The conditional update is what makes a request run at most once.
+     * The same claim repeated (its first answer lost) gets the request back, with no second audit entry.
      */
-    async claimExecution(id: string, agentId: string, audit: AuditEntry): Promise<RequestRow | undefined> {
+    async claimExecution(
+      id: string,
+      agentId: string,
+      claimId: string,
+      audit: AuditEntry,
+    ): Promise<RequestRow | undefined> {
       const [row] = await sql<RequestRow[]>`
         with claimed as (
-          update actions.requests set execution_started_at = now()
+          update actions.requests set execution_started_at = now(), execution_claim_id = ${claimId}
           where id = ${id} and agent_id = ${agentId} and status = 'approved' and content_hash is not null
             and execution_started_at is null
           returning *
@@ -258,7 +264,11 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from claimed
         )
-        select * from claimed`;
+        select * from claimed
+        union all
+        select * from actions.requests
+        where id = ${id} and agent_id = ${agentId} and status = 'approved' and execution_claim_id = ${claimId}
+          and not exists (select 1 from claimed)`;
       return row;
     },
 
@@ -274,11 +284,12 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
     },
 
     /** Undoes a claim whose call never reached the upstream, so the approved request can run once more. */
-    async releaseExecution(id: string, agentId: string, audit: AuditEntry): Promise<boolean> {
+    async releaseExecution(id: string, agentId: string, claimId: string, audit: AuditEntry): Promise<boolean> {
       const rows = await sql`
         with released as (
-          update actions.requests set execution_started_at = null
+          update actions.requests set execution_started_at = null, execution_claim_id = null
           where id = ${id} and agent_id = ${agentId} and status = 'approved' and execution_started_at is not null
+            and execution_claim_id = ${claimId}
           returning id, account_id
         )
         insert into actions.audit_events (request_id, account_id, event, actor, detail)

@@ -2,6 +2,7 @@ import type { RequestContext } from '@agent-auth/bus';
 import {
   type AgentPrincipal,
   type ClaimedExecution,
+  type ExecutionClaim,
   type ExecutionRecord,
   VaultExecutionMetadata,
 } from '@agent-auth/contracts';
@@ -61,9 +62,9 @@ export function createExecution(deps: Deps) {
   };
 
   return {
-    async claim(agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<ClaimedExecution> {
+    async claim({ agent, request_id: id, claim_id }: ExecutionClaim, ctx: RequestContext): Promise<ClaimedExecution> {
       const audit = { event: 'execution_started', actor: `agent:${agent.agent_id}` };
-      const claimed = await requests.claimExecution(id, agent.agent_id, audit);
+      const claimed = await requests.claimExecution(id, agent.agent_id, claim_id, audit);
       if (!claimed) return refuseClaim(agent, id, ctx);
       const call = VaultExecutionMetadata.safeParse(metadata.open(claimed));
       if (!call.success || !claimed.content_hash) throw errors.storedMetadataInvalid();
@@ -77,8 +78,8 @@ export function createExecution(deps: Deps) {
     },
 
     /** Gives a claim back whose call was refused before the upstream was contacted (DESIGN 5.5). */
-    async release(agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<{ released: boolean }> {
-      const released = await requests.releaseExecution(id, agent.agent_id, {
+    async release({ agent, request_id: id, claim_id }: ExecutionClaim, ctx: RequestContext) {
+      const released = await requests.releaseExecution(id, agent.agent_id, claim_id, {
         event: 'execution_released',
         actor: `agent:${agent.agent_id}`,
         detail: { reason: 'refused before the upstream was contacted' },

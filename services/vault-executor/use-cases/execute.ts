@@ -3,6 +3,7 @@ import {
   type AgentPrincipal,
   type ClaimedExecution,
   type ExecutionRecord,
+  newId,
   type VaultExecutionResult,
   vaultContentHash,
 } from '@agent-auth/contracts';
@@ -64,7 +65,8 @@ export function createExecution(deps: Deps) {
   };
 
   return async function execute(agent: AgentPrincipal, requestId: string, ctx: RequestContext) {
-    const claim = await deps.ledger.claim(agent, requestId, ctx);
+    const held = { agent, request_id: requestId, claim_id: newId('executionClaim') };
+    const claim = await deps.ledger.claim(held, ctx);
     const started = performance.now();
     const attempt: Attempt = { targetHost: null, statusCode: null, dialed: false };
     const elapsed = () => Math.round(performance.now() - started);
@@ -93,7 +95,7 @@ export function createExecution(deps: Deps) {
       await deps.ledger.record(entry({ outcome, ...figures }), ctx);
       const logged = { target_host: attempt.targetHost, status: failure.status, detail: failure.detail };
       ctx.log.warn({ action_id: requestId, ...logged }, 'vault call not executed');
-      if (!attempt.dialed) await deps.ledger.release(agent, requestId, ctx);
+      if (!attempt.dialed) await deps.ledger.release(held, ctx);
       throw failure;
     }
   };
