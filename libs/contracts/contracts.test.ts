@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ActionEvent,
+  actionOfSnapshot,
+  outcomeOfSnapshot,
   ApproveBody,
   CreateActionBody,
   CreateRuleBody,
@@ -86,5 +89,56 @@ describe('standing grants and quorum rules (DESIGN 5.3)', () => {
       expect(r.success, JSON.stringify(bad)).toBe(false);
       expect(describeZodError(r.error!)).toMatch(/^quorum: /);
     }
+  });
+});
+
+describe('the outcome of a resolution event', () => {
+  const snapshot = {
+    id: 'act_1',
+    status: 'denied' as const,
+    action_type: 'purchase' as const,
+    title: 't',
+    risk_level: 'low' as const,
+    amount_cents: 500,
+    currency: 'USD',
+    resolved_by: 'biometric',
+    resolved_at: '2026-01-01T00:00:00.123456+00:00',
+    created_at: '2026-01-01T00:00:00+00:00',
+    expires_at: '2026-01-01T01:00:00+00:00',
+    receipt: 'r',
+    reason: 'too dear',
+    user_verified: true,
+    passkey_id: 'pk_1',
+    quorum_required: null,
+    quorum_approvals: [],
+  };
+  const event = (outcome: unknown) => ({
+    id: 'msg_1',
+    type: 'action.resolved',
+    account_id: 'acc_1',
+    agent_id: 'agt_1',
+    callback_url: null,
+    occurred_at: '2026-01-01T00:00:00Z',
+    action: actionOfSnapshot(snapshot),
+    outcome,
+  });
+
+  it("is made of a resolution's snapshot, and not of a creation's or an older snapshot's", () => {
+    expect(outcomeOfSnapshot(snapshot)).toEqual({
+      reason: 'too dear',
+      user_verified: true,
+      passkey_id: 'pk_1',
+      quorum: null,
+    });
+    expect(outcomeOfSnapshot({ ...snapshot, status: 'pending' })).toBeUndefined();
+    const { reason, user_verified, passkey_id, quorum_required, quorum_approvals, ...older } = snapshot;
+    expect(outcomeOfSnapshot(older)).toBeUndefined();
+  });
+
+  it('is dropped, not the event, when it does not parse', () => {
+    expect(ActionEvent.parse(event(outcomeOfSnapshot(snapshot))).outcome?.reason).toBe('too dear');
+    const parsed = ActionEvent.safeParse(event({ reason: 1 }));
+    expect(parsed.success).toBe(true);
+    expect(parsed.data?.outcome).toBeUndefined();
   });
 });

@@ -82,6 +82,19 @@ for (const { mode, skip } of modes) {
           metadata: {},
         });
         expect(reply.body.resolved_at).toEqual(approved.body.resolved_at);
+        // Answered from the resolution's event: exactly what a read shows now, receipt included.
+        const read = await waiting.agent(acct.api_key).get(`/actions/${request.id}`);
+        expect(reply.body).toEqual(read.body);
+        expect(reply.body.receipt).toEqual(expect.any(String));
+
+        // A denial's reason reaches a held wait the same way.
+        const denied = await pendingRequest(acct.api_key);
+        const heldDeny = waiting.agent(acct.api_key).get(`/actions/${denied.id}?wait=30`);
+        await new Promise((r) => setTimeout(r, 300));
+        await deciding.device(acct.device_id).post(`/actions/${denied.id}/deny`, { reason: 'too dear' });
+        const deniedReply = await within(10_000, heldDeny, 'answer to the held wait on a denial');
+        expect(deniedReply.body).toMatchObject({ status: 'denied', reason: 'too dear' });
+        expect(deniedReply.body).toEqual((await waiting.agent(acct.api_key).get(`/actions/${denied.id}`)).body);
       });
 
       it('answers at once when the request is no longer pending, and still pending when S seconds pass', async () => {

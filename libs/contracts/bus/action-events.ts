@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
 import { fromCents } from '../amounts.js';
+import { type QuorumApproval, QuorumView } from '../http/actions.js';
 
 /** A timestamp as Postgres writes it into JSON, normalized to the API's ISO 8601 UTC form (toISOString). */
 const Timestamp = z.string().transform((s, ctx) => {
@@ -54,6 +55,12 @@ export interface ActionSnapshot {
   created_at: string;
   expires_at: string;
   receipt: string | null;
+  /** The decision's details (snapshots written before they were recorded have none). */
+  reason?: string | null;
+  user_verified?: boolean | null;
+  passkey_id?: string | null;
+  quorum_required?: number | null;
+  quorum_approvals?: QuorumApproval[] | null;
 }
 
 /** What an event says about a request, from the outbox's snapshot of it (the amount in major units). */
@@ -75,6 +82,31 @@ export function actionOfSnapshot(s: ActionSnapshot): z.input<typeof ActionEventA
 }
 
 /**
+ * What a resolution decided beyond the event's action (the rest of the agent's action object that leaving pending
+ * changes): with it, a gateway answers a held read from the event alone, without reading the request again.
+ */
+export const ActionEventOutcome = z.object({
+  reason: z.string().nullable(),
+  user_verified: z.boolean(),
+  passkey_id: z.string().nullable(),
+  quorum: QuorumView.nullable(),
+});
+export type ActionEventOutcome = z.infer<typeof ActionEventOutcome>;
+
+/** The outcome of a resolution's snapshot; undefined for a creation, or a snapshot written before outcomes were. */
+export function outcomeOfSnapshot(s: ActionSnapshot): ActionEventOutcome | undefined {
+  if (s.status === 'pending' || s.user_verified === undefined) return undefined;
+  return {
+    reason: s.reason ?? null,
+    user_verified: s.user_verified ?? false,
+    passkey_id: s.passkey_id ?? null,
+    quorum: s.quorum_required
+      ? { required: s.quorum_required, approvals: (s.quorum_approvals ?? []) as QuorumApproval[] }
+      : null,
+  };
+}
+
+/**
  * An entry of the durable action event stream, written by the actions service's outbox in the same transaction
  * as the change it announces. `id` (msg_…) is the event's identity: the JetStream de-duplication id and the
  * webhook-id of its webhook, the same on every retry.
@@ -87,6 +119,11 @@ export const ActionEvent = z.object({
   callback_url: z.string().nullable(),
   occurred_at: Timestamp,
   action: ActionEventAction,
+  /**
+   * On a resolution: what else it decided (absent on older events, and on creations). One that does not parse is
+   * dropped, not the event: a reader without it reads the request instead.
+   */
+  outcome: ActionEventOutcome.optional().catch(undefined),
 });
 export type ActionEvent = z.infer<typeof ActionEvent>;
 export type ActionEventInput = z.input<typeof ActionEvent>;

@@ -1,4 +1,4 @@
-import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot } from '@agent-auth/contracts';
+import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot, outcomeOfSnapshot } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 
 interface OutboxRow {
@@ -26,13 +26,20 @@ export function announce(sql: Sql, source: string) {
       jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
-        'expires_at', c.expires_at, 'receipt', c.receipt)
+        'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
+        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)
     from ${sql(source)} c`;
 }
 
 /** The event's action of an outbox row's snapshot. */
 function eventActionOf(action: OutboxRow['action']): ActionEventInput['action'] {
   return 'amount_cents' in action ? actionOfSnapshot(action) : action;
+}
+
+/** The outcome of a resolution's snapshot, when it records one. */
+function outcomeOf(action: OutboxRow['action']): Pick<ActionEventInput, 'outcome'> {
+  const outcome = 'amount_cents' in action ? outcomeOfSnapshot(action) : undefined;
+  return outcome ? { outcome } : {};
 }
 
 /**
@@ -66,6 +73,7 @@ export function createOutboxStore(sql: Sql) {
           callback_url: r.callback_url,
           occurred_at: r.created_at.toISOString(),
           action: eventActionOf(r.action),
+          ...outcomeOf(r.action),
         }));
     },
 

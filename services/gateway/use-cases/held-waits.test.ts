@@ -60,6 +60,37 @@ describe('held waits', () => {
     expect(registry.size()).toBe(0);
   });
 
+  it('answers from a resolution that carries its outcome, without reading again', async () => {
+    const { bus, registry } = await setUp();
+    let reads = 0;
+    const pending = { ...view('pending'), title: 'kept', reason: null, receipt: null } as ActionView;
+    const waiting = holdWhilePending({
+      registry,
+      requestId: 'act_1',
+      seconds: 30,
+      read: async () => {
+        reads++;
+        return pending;
+      },
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    const outcome = { reason: 'fine', user_verified: true, passkey_id: 'pk_1', quorum: null };
+    await bus.actionEvents.append([
+      { ...resolution('act_1'), action: { ...resolution('act_1').action, receipt: 'r' }, outcome },
+    ]);
+    const answer = await waiting;
+    expect(reads).toBe(1);
+    expect(answer).toMatchObject({
+      id: 'act_1',
+      title: 'kept',
+      status: 'approved',
+      resolved_by: 'biometric',
+      resolved_at: at,
+      receipt: 'r',
+      ...outcome,
+    });
+  });
+
   it('is woken only by its own request, and answers the last read when S seconds pass', async () => {
     const { bus, registry } = await setUp();
     let reads = 0;

@@ -1,5 +1,5 @@
 import type { ActionEventStream } from '@agent-auth/bus';
-import type { ActionView } from '@agent-auth/contracts';
+import type { ActionEvent, ActionView } from '@agent-auth/contracts';
 
 /** Why a waiter stopped waiting: its request was resolved somewhere, its timer ran out, or it was let go. */
 export type WakeReason = 'event' | 'timer' | 'released';
@@ -15,9 +15,12 @@ export class Waiter {
   private released = false;
   private settle: ((reason: WakeReason) => void) | null = null;
   private timer: NodeJS.Timeout | undefined;
+  /** The resolution that woke it, when the event says all a read would (the held read is answered from it). */
+  resolution: ActionEvent | undefined;
 
   /** A resolution of the request arrived (possibly before anyone waits for it: it is remembered). */
-  wake(): void {
+  wake(event?: ActionEvent): void {
+    if (event?.outcome && event.action.status !== 'pending') this.resolution = event;
     if (this.settle) this.finish('event');
     else this.signalled = true;
   }
@@ -63,7 +66,7 @@ export function createWaitRegistry(stream: ActionEventStream) {
     /** Opens the shared subscription; waits registered afterwards miss no resolution. */
     async start(): Promise<void> {
       unwatch = await stream.watchResolutions((event) => {
-        for (const waiter of byRequest.get(event.action.id) ?? []) waiter.wake();
+        for (const waiter of byRequest.get(event.action.id) ?? []) waiter.wake(event);
       });
     },
 
@@ -105,8 +108,30 @@ export function createWaitRegistry(stream: ActionEventStream) {
 export type WaitRegistry = ReturnType<typeof createWaitRegistry>;
 
 /**
+ * The request as a read after its resolution would show it: the pending view read before, with what the resolution
+ * changed (its status, by whom and when, the reason, the passkey, the quorum's approvals, the receipt). Everything
+ * else of the action object is fixed at creation. The event was written in the resolution's own statement.
+ */
+export function resolvedView(pending: ActionView, event: ActionEvent): ActionView {
+  const { action, outcome } = event;
+  if (!outcome) return pending;
+  return {
+    ...pending,
+    status: action.status,
+    resolved_by: action.resolved_by,
+    resolved_at: action.resolved_at,
+    receipt: action.receipt,
+    reason: outcome.reason,
+    user_verified: outcome.user_verified,
+    passkey_id: outcome.passkey_id,
+    quorum: outcome.quorum,
+  };
+}
+
+/**
  * Reads a request and, while it is pending, holds on until it is resolved, expires, `seconds` pass or the wait is
- * released; answers the request as it then is (still pending on time-out).
+ * released; answers the request as it then is (still pending on time-out): from the resolution's event when it
+ * carries the outcome, else read again.
  */
 export async function holdWhilePending(input: {
   registry: WaitRegistry;
@@ -127,6 +152,10 @@ export async function holdWhilePending(input: {
       const untilExpiry = Date.parse(action.expires_at) - Date.now() + EXPIRY_MARGIN_MS;
       const reason = await waiter.next(Math.min(left, untilExpiry > 0 ? untilExpiry : OVERDUE_RETRY_MS));
       if (reason === 'released') return action;
+      // The resolution's event holds what changed: answering from it spares a second bus request (and its wait
+      // behind every other request to the actions service) on the path from the decision to the agent.
+      const resolution = reason === 'event' ? waiter.resolution : undefined;
+      if (resolution && resolution.action.id === action.id) return resolvedView(action, resolution);
       action = await input.read();
     }
     return action;
