@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { actionsEndpoints, type AccountCreated } from '@agent-auth/contracts';
+import { actionsEndpoints, type AccountCreated, newAccountOf } from '@agent-auth/contracts';
 import { generateKeyringSpec } from '@agent-auth/encryption';
 import type { Bus } from '@agent-auth/bus';
 import { generateReceiptKeySpec } from '@agent-auth/actions';
@@ -55,9 +55,10 @@ export async function announceDemoAccount(
     out('');
     return;
   }
-  const account: AccountCreated = await bus.request(actionsEndpoints.createAccount, {
-    body: { device_name: 'demo device' },
-  });
+  const account: AccountCreated = await bus.request(
+    actionsEndpoints.createAccount,
+    newAccountOf({ device_name: 'demo device' }),
+  );
   writeFileSync(file, `${JSON.stringify({ base_url: baseUrl, ...account }, null, 2)}\n`, { mode: 0o600 });
   if (!terminal) {
     out(`  Demo account : created now; its device id and API key are in ${file} (mode 0600)`);

@@ -11,7 +11,7 @@ import {
   Deleted,
   type DenyBody,
   IdempotencyKey,
-  ListActionsQuery,
+  type ListActionsQuery,
   PendingList,
   VaultExecutionMetadata,
 } from '../http/actions.js';
@@ -20,12 +20,13 @@ import {
   AccountView,
   AgentCreated,
   AgentList,
-  CreateAgentBody,
-  CreateDeviceBody,
+  type CreateAgentBody,
+  type CreateDeviceBody,
   DeviceCreated,
+  PublicKey,
   PublicKeySet,
-  SetPlanBody,
-  SetPublicKeyBody,
+  type SetPlanBody,
+  type SetPublicKeyBody,
   TotpEnrolled,
 } from '../http/identities.js';
 import {
@@ -37,8 +38,8 @@ import {
   RelyingParty,
 } from '../http/passkeys.js';
 import { GrantView } from '../http/grants.js';
-import { AuditHead, AuditPage, AuditQuery, AuditTrail, Jwks } from '../receipts.js';
-import { ActionType, RiskLevel } from '../enums.js';
+import { AuditHead, AuditPage, type AuditQuery, AuditTrail, Jwks } from '../receipts.js';
+import { ActionStatus, ActionType, Plan, RiskLevel } from '../enums.js';
 
 /** Who an authenticated agent is; attached by the gateway to every agent message. */
 export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
@@ -201,6 +202,117 @@ export function batchDenyRequestOf(device: DevicePrincipal, body: BatchDenyBody,
   return { device, requests: batchEntriesOf(body), proof, reason: body.reason ?? null };
 }
 
+/**
+ * A new device as the actions service takes it (actions.v2.create_account, create_device): its name and public key
+ * (a PEM/base64 string or a P-256 JWK, as the shared contract has it), null for "not given".
+ */
+export const NewDevice = z.object({ name: z.string().nullable(), public_key: PublicKey.nullable() });
+export type NewDevice = z.infer<typeof NewDevice>;
+
+/** The new device of a validated POST /accounts or POST /devices body. */
+export function newDeviceOf(body: CreateDeviceBody): NewDevice {
+  return { name: body.device_name ?? null, public_key: body.public_key ?? null };
+}
+
+/** actions.v2.create_account: a new account with its first device. */
+export const NewAccount = z.object({ first_device: NewDevice });
+export type NewAccount = z.infer<typeof NewAccount>;
+
+/** The bus message of a validated POST /accounts body. */
+export function newAccountOf(body: CreateDeviceBody): NewAccount {
+  return { first_device: newDeviceOf(body) };
+}
+
+/** actions.v2.create_device: a device adds another device to its account. */
+export const AddDeviceRequest = z.object({ device: DevicePrincipal, new_device: NewDevice });
+export type AddDeviceRequest = z.infer<typeof AddDeviceRequest>;
+
+/** The bus message of a validated POST /devices body. */
+export function addDeviceRequestOf(device: DevicePrincipal, body: CreateDeviceBody): AddDeviceRequest {
+  return { device, new_device: newDeviceOf(body) };
+}
+
+/** actions.v2.create_agent: a device adds an agent, by name, to its account. */
+export const NewAgent = z.object({ device: DevicePrincipal, name: z.string() });
+export type NewAgent = z.infer<typeof NewAgent>;
+
+/** The bus message of a validated POST /agents body. */
+export function newAgentOf(device: DevicePrincipal, body: CreateAgentBody): NewAgent {
+  return { device, name: body.name };
+}
+
+/** actions.v2.set_public_key: a device sets (or replaces) its own signing key. */
+export const SetPublicKeyRequest = z.object({ device: DevicePrincipal, public_key: PublicKey });
+export type SetPublicKeyRequest = z.infer<typeof SetPublicKeyRequest>;
+
+/** The bus message of a validated PUT /device/public-key body. */
+export function setPublicKeyRequestOf(device: DevicePrincipal, body: SetPublicKeyBody): SetPublicKeyRequest {
+  return { device, public_key: body.public_key };
+}
+
+/** actions.v2.set_plan: a device changes its account's plan. */
+export const SetPlanRequest = z.object({ device: DevicePrincipal, plan: Plan });
+export type SetPlanRequest = z.infer<typeof SetPlanRequest>;
+
+/** The bus message of a validated POST /account/plan body. */
+export function setPlanRequestOf(device: DevicePrincipal, body: SetPlanBody): SetPlanRequest {
+  return { device, plan: body.plan };
+}
+
+/** actions.v2.list: one page of an agent's requests, newest first; null filters match everything. */
+export const ListActionsRequest = z.object({
+  agent: AgentPrincipal,
+  limit: z.number().int().min(1),
+  status: ActionStatus.nullable(),
+  action_type: ActionType.nullable(),
+  cursor: z.string().nullable(),
+});
+export type ListActionsRequest = z.infer<typeof ListActionsRequest>;
+
+/** The bus message of a validated GET /actions query (its default page size applied). */
+export function listActionsRequestOf(agent: AgentPrincipal, query: ListActionsQuery): ListActionsRequest {
+  return {
+    agent,
+    limit: query.limit,
+    status: query.status ?? null,
+    action_type: query.action_type ?? null,
+    cursor: query.cursor ?? null,
+  };
+}
+
+/**
+ * actions.v2.register_passkey: the browser's WebAuthn registration (a protocol object, kept in the shared
+ * contract's shape), with where the app is served.
+ */
+export const RegisterPasskeyRequest = z.object({
+  device: DevicePrincipal,
+  relying_party: RelyingParty,
+  registration: RegistrationResponse,
+});
+export type RegisterPasskeyRequest = z.infer<typeof RegisterPasskeyRequest>;
+
+/** The bus message of a validated POST /device/passkeys body. */
+export function registerPasskeyRequestOf(
+  device: DevicePrincipal,
+  relyingParty: RelyingParty,
+  body: RegistrationResponse,
+): RegisterPasskeyRequest {
+  return { device, relying_party: relyingParty, registration: body };
+}
+
+/** actions.v2.audit_page: one page of the account's audit chain, the events after sequence `after`. */
+export const AuditPageRequest = z.object({
+  device: DevicePrincipal,
+  after: z.number().int().min(0),
+  limit: z.number().int().min(1),
+});
+export type AuditPageRequest = z.infer<typeof AuditPageRequest>;
+
+/** The bus message of a validated GET /audit query (its defaults applied). */
+export function auditPageRequestOf(device: DevicePrincipal, query: AuditQuery): AuditPageRequest {
+  return { device, after: query.after, limit: query.limit };
+}
+
 /** One vault execution attempt's claim on an approved request: claim_id is the attempt's own random id. */
 export const ExecutionClaim = z.object({ agent: AgentPrincipal, request_id: ById, claim_id: ById });
 export type ExecutionClaim = z.infer<typeof ExecutionClaim>;
@@ -278,19 +390,11 @@ export const actionsEndpoints = {
     z.object({ device_id: z.string().max(200) }),
     DevicePrincipal,
   ),
-  createAccount: defineEndpoint('actions', 'create_account', z.object({ body: CreateDeviceBody }), AccountCreated),
-  createDevice: defineEndpoint(
-    'actions',
-    'create_device',
-    z.object({ device: DevicePrincipal, body: CreateDeviceBody }),
-    DeviceCreated,
-  ),
-  createAgent: defineEndpoint(
-    'actions',
-    'create_agent',
-    z.object({ device: DevicePrincipal, body: CreateAgentBody }),
-    AgentCreated,
-  ),
+  // v2 (identities, account, list, passkey registration, audit page): messages of their own; v1 carried the HTTP
+  // bodies and queries.
+  createAccount: defineEndpoint('actions', 'create_account', NewAccount, AccountCreated, 2),
+  createDevice: defineEndpoint('actions', 'create_device', AddDeviceRequest, DeviceCreated, 2),
+  createAgent: defineEndpoint('actions', 'create_agent', NewAgent, AgentCreated, 2),
   listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
   deleteAgent: defineEndpoint(
     'actions',
@@ -298,15 +402,10 @@ export const actionsEndpoints = {
     z.object({ device: DevicePrincipal, agent_id: ById }),
     Deleted,
   ),
-  setPublicKey: defineEndpoint(
-    'actions',
-    'set_public_key',
-    z.object({ device: DevicePrincipal, body: SetPublicKeyBody }),
-    PublicKeySet,
-  ),
+  setPublicKey: defineEndpoint('actions', 'set_public_key', SetPublicKeyRequest, PublicKeySet, 2),
   enrollTotp: defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
   getAccount: defineEndpoint('actions', 'get_account', z.object({ device: DevicePrincipal }), AccountView),
-  setPlan: defineEndpoint('actions', 'set_plan', z.object({ device: DevicePrincipal, body: SetPlanBody }), AccountView),
+  setPlan: defineEndpoint('actions', 'set_plan', SetPlanRequest, AccountView, 2),
   // v2: the request is a NewAction of its own (v1 carried the HTTP body).
   create: defineEndpoint(
     'actions',
@@ -323,7 +422,7 @@ export const actionsEndpoints = {
     2,
   ),
   get: defineEndpoint('actions', 'get', z.object({ agent: AgentPrincipal, id: ById }), ActionView),
-  list: defineEndpoint('actions', 'list', z.object({ agent: AgentPrincipal, query: ListActionsQuery }), ActionList),
+  list: defineEndpoint('actions', 'list', ListActionsRequest, ActionList, 2),
   pending: defineEndpoint('actions', 'pending', z.object({ device: DevicePrincipal }), PendingList),
   // v2 (decisions): messages of their own; v1 carried the HTTP bodies.
   approve: defineEndpoint('actions', 'approve', ApproveRequest, ActionView, 2),
@@ -344,12 +443,7 @@ export const actionsEndpoints = {
     z.object({ device: DevicePrincipal, relying_party: RelyingParty }),
     PasskeyCreationOptions,
   ),
-  registerPasskey: defineEndpoint(
-    'actions',
-    'register_passkey',
-    z.object({ device: DevicePrincipal, relying_party: RelyingParty, body: RegistrationResponse }),
-    PasskeyCreated,
-  ),
+  registerPasskey: defineEndpoint('actions', 'register_passkey', RegisterPasskeyRequest, PasskeyCreated, 2),
   listPasskeys: defineEndpoint('actions', 'list_passkeys', z.object({ device: DevicePrincipal }), PasskeyList),
   deletePasskey: defineEndpoint(
     'actions',
@@ -386,12 +480,7 @@ export const actionsEndpoints = {
 
   // Verifiable decisions (DESIGN 5.2): the public receipt keys, and an account's sealed audit chain.
   jwks: defineEndpoint('actions', 'jwks', Empty, Jwks),
-  auditPage: defineEndpoint(
-    'actions',
-    'audit_page',
-    z.object({ device: DevicePrincipal, query: AuditQuery }),
-    AuditPage,
-  ),
+  auditPage: defineEndpoint('actions', 'audit_page', AuditPageRequest, AuditPage, 2),
   auditTrail: defineEndpoint('actions', 'audit_trail', z.object({ device: DevicePrincipal, id: ById }), AuditTrail),
   auditHead: defineEndpoint('actions', 'audit_head', z.object({ device: DevicePrincipal }), AuditHead),
 } as const;

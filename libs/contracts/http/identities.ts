@@ -7,6 +7,7 @@ export const PublicKey = z.union([
   StoredText().min(1).max(4096),
   z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: StoredText().max(64), y: StoredText().max(64) }).loose(),
 ]);
+export type PublicKey = z.infer<typeof PublicKey>;
 
 /** Body of POST /accounts and POST /devices. */
 export const CreateDeviceBody = z.object({

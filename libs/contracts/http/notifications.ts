@@ -23,6 +23,7 @@ export type PushSubscriptionBody = z.infer<typeof PushSubscriptionBody>;
 
 /** Body of DELETE /device/push-subscriptions. */
 export const PushUnsubscribeBody = z.object({ endpoint: StoredText().max(2048) });
+export type PushUnsubscribeBody = z.infer<typeof PushUnsubscribeBody>;
 
 /** GET /device/push-config: what a device needs to subscribe (null key: no push provider, live stream only). */
 export const PushConfig = z.object({

@@ -6,8 +6,8 @@ import type { UseCases } from '../use-cases/use-cases.js';
 export function accountHandlers(uc: UseCases): BoundHandler[] {
   return [
     handle(ep.getAccount, ({ device }) => uc.accounts.view(device.account_id)),
-    handle(ep.setPlan, ({ device, body }, ctx) => uc.accounts.setPlan(device, body.plan, ctx)),
+    handle(ep.setPlan, ({ device, plan }, ctx) => uc.accounts.setPlan(device, plan, ctx)),
     handle(ep.enrollTotp, ({ device }) => uc.totp.enroll(device.account_id, `device:${device.device_ref}`)),
-    handle(ep.setPublicKey, ({ device, body }) => uc.accounts.setPublicKey(device, body)),
+    handle(ep.setPublicKey, ({ device, public_key }) => uc.accounts.setPublicKey(device, public_key)),
   ];
 }

@@ -9,7 +9,7 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
       uc.createAction(agent, action, idempotency_key, ctx, action_id),
     ),
     handle(ep.get, ({ agent, id }) => uc.reading.get(agent, id)),
-    handle(ep.list, ({ agent, query }) => uc.reading.list(agent, query)),
+    handle(ep.list, (request) => uc.reading.list(request)),
     handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id)),
     handle(ep.approve, (request, ctx) => uc.resolution.approve(request, ctx)),
     handle(ep.deny, (request, ctx) => uc.resolution.deny(request, ctx)),

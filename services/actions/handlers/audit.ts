@@ -6,7 +6,7 @@ import type { UseCases } from '../use-cases/use-cases.js';
 export function auditHandlers(uc: UseCases): BoundHandler[] {
   return [
     handle(ep.jwks, async () => uc.auditChain.jwks()),
-    handle(ep.auditPage, ({ device, query }) => uc.auditChain.page(device.account_id, query)),
+    handle(ep.auditPage, ({ device, after, limit }) => uc.auditChain.page(device.account_id, { after, limit })),
     handle(ep.auditTrail, ({ device, id }) => uc.auditChain.ofRequest(device.account_id, id)),
     handle(ep.auditHead, ({ device }) => uc.auditChain.head(device.account_id)),
   ];

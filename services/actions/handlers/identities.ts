@@ -6,9 +6,9 @@ import type { UseCases } from '../use-cases/use-cases.js';
 export function identityHandlers(uc: UseCases): BoundHandler[] {
   const { identities } = uc;
   return [
-    handle(ep.createAccount, ({ body }) => identities.createAccount(body)),
-    handle(ep.createDevice, ({ device, body }) => identities.createDevice(device, body)),
-    handle(ep.createAgent, ({ device, body }) => identities.createAgent(device, body)),
+    handle(ep.createAccount, ({ first_device }) => identities.createAccount(first_device)),
+    handle(ep.createDevice, ({ device, new_device }) => identities.createDevice(device, new_device)),
+    handle(ep.createAgent, ({ device, name }) => identities.createAgent(device, name)),
     handle(ep.listAgents, ({ device }) => identities.listAgents(device.account_id)),
     handle(ep.deleteAgent, ({ device, agent_id }) => identities.revokeAgent(device, agent_id)),
     handle(ep.authenticateAgent, ({ api_key }) => identities.authenticateAgent(api_key)),

@@ -7,8 +7,8 @@ export function passkeyHandlers(uc: UseCases): BoundHandler[] {
   const { passkeys } = uc;
   return [
     handle(ep.passkeyOptions, ({ device, relying_party }) => passkeys.options(device, relying_party)),
-    handle(ep.registerPasskey, ({ device, relying_party, body }, ctx) =>
-      passkeys.register(device, relying_party, body, ctx),
+    handle(ep.registerPasskey, ({ device, relying_party, registration }, ctx) =>
+      passkeys.register(device, relying_party, registration, ctx),
     ),
     handle(ep.listPasskeys, ({ device }) => passkeys.list(device)),
     handle(ep.deletePasskey, ({ device, passkey_id }) => passkeys.remove(device, passkey_id)),

@@ -89,7 +89,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
      */
     async listForAgent(
       agentId: string,
-      filter: { limit: number; status?: string; action_type?: string; after?: ListPosition },
+      filter: { limit: number; status?: string | null; action_type?: string | null; after?: ListPosition },
     ): Promise<Array<RequestRow & { position: string }>> {
       return sql<Array<RequestRow & { position: string }>>`
         select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position

@@ -1,5 +1,5 @@
 import type { RequestContext } from '@agent-auth/bus';
-import type { AccountView, DevicePrincipal, Plan, SetPublicKeyBody } from '@agent-auth/contracts';
+import type { AccountView, DevicePrincipal, Plan, PublicKey } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import { normalizePublicKey } from '../domain/device-signatures.js';
 import { monthlyQuota } from '../domain/quota.js';
@@ -31,8 +31,8 @@ export function createAccounts(deps: Deps) {
       return view(device.account_id);
     },
 
-    async setPublicKey(device: DevicePrincipal, body: SetPublicKeyBody) {
-      const key = normalizePublicKey(body.public_key);
+    async setPublicKey(device: DevicePrincipal, publicKey: PublicKey) {
+      const key = normalizePublicKey(publicKey);
       const row = await identities.setDevicePublicKey(device.device_ref, key as string, `device:${device.device_ref}`);
       if (!row) throw errors.deviceNotFound();
       return { device_name: row.name, has_public_key: true as const, updated_at: new Date().toISOString() };

@@ -3,8 +3,7 @@ import {
   type AccountCreated,
   type AgentCreated,
   type AgentPrincipal,
-  type CreateAgentBody,
-  type CreateDeviceBody,
+  type NewDevice,
   type DeviceCreated,
   type DevicePrincipal,
   identityRevoked,
@@ -31,12 +30,12 @@ function newDeviceRef(): string {
 }
 
 /** A new device: its id (returned once) and what is stored of it. */
-function newDevice(body: CreateDeviceBody) {
+function newDevice(asked: NewDevice) {
   const deviceId = newDeviceId();
-  const publicKey = normalizePublicKey(body.public_key);
+  const publicKey = normalizePublicKey(asked.public_key);
   return {
     deviceId,
-    stored: { ref: newDeviceRef(), idHash: deviceIdHash(deviceId), name: body.device_name ?? null, publicKey },
+    stored: { ref: newDeviceRef(), idHash: deviceIdHash(deviceId), name: asked.name, publicKey },
   };
 }
 
@@ -55,9 +54,9 @@ export function createIdentities(deps: Deps) {
   };
 
   return {
-    async createAccount(body: CreateDeviceBody): Promise<AccountCreated> {
+    async createAccount(firstDevice: NewDevice): Promise<AccountCreated> {
       const accountId = newId('account');
-      const device = newDevice(body);
+      const device = newDevice(firstDevice);
       const agent = await newAgentSecrets(newId('agent'));
       await identities.createAccount({ accountId, device: device.stored, agent: { ...agent.row, name: 'default' } });
       return {
@@ -70,8 +69,8 @@ export function createIdentities(deps: Deps) {
       };
     },
 
-    async createDevice(by: DevicePrincipal, body: CreateDeviceBody): Promise<DeviceCreated> {
-      const device = newDevice(body);
+    async createDevice(by: DevicePrincipal, asked: NewDevice): Promise<DeviceCreated> {
+      const device = newDevice(asked);
       const row = await identities.addDevice(by.account_id, device.stored, `device:${by.device_ref}`);
       return {
         device_id: device.deviceId,
@@ -81,13 +80,9 @@ export function createIdentities(deps: Deps) {
       };
     },
 
-    async createAgent(by: DevicePrincipal, body: CreateAgentBody): Promise<AgentCreated> {
+    async createAgent(by: DevicePrincipal, name: string): Promise<AgentCreated> {
       const agent = await newAgentSecrets(newId('agent'));
-      const row = await identities.addAgent(
-        by.account_id,
-        { ...agent.row, name: body.name },
-        `device:${by.device_ref}`,
-      );
+      const row = await identities.addAgent(by.account_id, { ...agent.row, name }, `device:${by.device_ref}`);
       return {
         agent_id: row.id,
         name: row.name,

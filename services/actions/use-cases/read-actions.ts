@@ -1,4 +1,4 @@
-import type { ActionList, ActionView, AgentPrincipal, ListActionsQuery, PendingList } from '@agent-auth/contracts';
+import type { ActionList, ActionView, AgentPrincipal, ListActionsRequest, PendingList } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import { decodeListCursor, encodeListCursor } from '../domain/list-cursor.js';
 import { toActionView, toPendingItem } from '../domain/views.js';
@@ -21,9 +21,10 @@ export function createActionReading(deps: Deps) {
       return toActionView(row, metadata.open(row));
     },
 
-    async list(agent: AgentPrincipal, query: ListActionsQuery): Promise<ActionList> {
+    async list(query: ListActionsRequest): Promise<ActionList> {
       const after = query.cursor ? decodeListCursor(query.cursor) : undefined;
-      const rows = await requests.listForAgent(agent.agent_id, { ...query, after });
+      const { limit, status, action_type } = query;
+      const rows = await requests.listForAgent(query.agent.agent_id, { limit, status, action_type, after });
       const current = await Promise.all(rows.map((r) => expiry.current(r)));
       const shown = query.status ? current.filter((r) => r.status === query.status) : current;
       // A full page may have more after it; the cursor is the last stored row read, even if lazy expiry hid it.

@@ -12,6 +12,7 @@ import {
   GetActionQuery,
   IdempotencyKey,
   ListActionsQuery,
+  listActionsRequestOf,
   newActionOf,
   approveRequestOf,
   batchApproveRequestOf,
@@ -107,7 +108,8 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     auth: 'agent',
     query: ListActionsQuery,
     response: ep.list.response,
-    handler: ({ principal, query, requestId }) => bus.request(ep.list, { agent: principal, query }, { requestId }),
+    handler: ({ principal, query, requestId }) =>
+      bus.request(ep.list, listActionsRequestOf(principal, query), { requestId }),
   });
   addRoute(app, {
     method: 'GET',

@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { actionsEndpoints as ep, AuditQuery, type Jwks, RequestParams } from '@agent-auth/contracts';
+import {
+  actionsEndpoints as ep,
+  AuditQuery,
+  auditPageRequestOf,
+  type Jwks,
+  RequestParams,
+} from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 
@@ -22,7 +28,7 @@ export function auditRoutes(app: FastifyInstance, bus: Bus): void {
     query: AuditQuery,
     response: ep.auditPage.response,
     handler: ({ principal, query, requestId }) =>
-      bus.request(ep.auditPage, { device: principal, query }, { requestId }),
+      bus.request(ep.auditPage, auditPageRequestOf(principal, query), { requestId }),
   });
   addRoute(app, {
     method: 'GET',

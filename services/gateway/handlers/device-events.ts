@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ActionEvent, DevicePrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
-import { notifierEndpoints as ep, PushSubscriptionBody, PushUnsubscribeBody } from '@agent-auth/contracts';
+import {
+  notifierEndpoints as ep,
+  PushSubscriptionBody,
+  PushUnsubscribeBody,
+  pushSubscriptionRequestOf,
+  pushUnsubscribeRequestOf,
+} from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 import { sseEvent, type EventStreams } from '../use-cases/event-streams.js';
@@ -60,7 +66,7 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: Event
     body: PushSubscriptionBody,
     response: ep.subscribePush.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.subscribePush, { device: principal, body }, { requestId }),
+      bus.request(ep.subscribePush, pushSubscriptionRequestOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'DELETE',
@@ -72,6 +78,6 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: Event
     body: PushUnsubscribeBody,
     response: ep.unsubscribePush.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.unsubscribePush, { device: principal, body }, { requestId }),
+      bus.request(ep.unsubscribePush, pushUnsubscribeRequestOf(principal, body), { requestId }),
   });
 }

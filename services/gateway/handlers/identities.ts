@@ -6,6 +6,11 @@ import {
   SetPlanBody,
   SetPublicKeyBody,
   AgentParams,
+  addDeviceRequestOf,
+  newAccountOf,
+  newAgentOf,
+  setPlanRequestOf,
+  setPublicKeyRequestOf,
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
@@ -26,7 +31,7 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     body: CreateDeviceBody,
     bodyOptional: true,
     response: ep.createAccount.response,
-    handler: ({ body, requestId }) => bus.request(ep.createAccount, { body }, { requestId }),
+    handler: ({ body, requestId }) => bus.request(ep.createAccount, newAccountOf(body), { requestId }),
   });
   addRoute(app, {
     method: 'POST',
@@ -41,7 +46,7 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     bodyOptional: true,
     response: ep.createDevice.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.createDevice, { device: principal, body }, { requestId }),
+      bus.request(ep.createDevice, addDeviceRequestOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'POST',
@@ -54,7 +59,7 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     body: CreateAgentBody,
     response: ep.createAgent.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.createAgent, { device: principal, body }, { requestId }),
+      bus.request(ep.createAgent, newAgentOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'GET',
@@ -91,7 +96,7 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     body: SetPublicKeyBody,
     response: ep.setPublicKey.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.setPublicKey, { device: principal, body }, { requestId }),
+      bus.request(ep.setPublicKey, setPublicKeyRequestOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'POST',
@@ -125,6 +130,7 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     auth: 'device',
     body: SetPlanBody,
     response: ep.setPlan.response,
-    handler: ({ principal, body, requestId }) => bus.request(ep.setPlan, { device: principal, body }, { requestId }),
+    handler: ({ principal, body, requestId }) =>
+      bus.request(ep.setPlan, setPlanRequestOf(principal, body), { requestId }),
   });
 }

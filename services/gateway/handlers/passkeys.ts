@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { actionsEndpoints as ep, PasskeyParams, RegistrationResponse } from '@agent-auth/contracts';
+import {
+  actionsEndpoints as ep,
+  PasskeyParams,
+  RegistrationResponse,
+  registerPasskeyRequestOf,
+} from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
 
@@ -41,11 +46,9 @@ export function passkeyRoutes(app: FastifyInstance, bus: Bus, config: PasskeySet
     body: RegistrationResponse,
     response: ep.registerPasskey.response,
     handler: ({ principal, body, request, requestId }) =>
-      bus.request(
-        ep.registerPasskey,
-        { device: principal, relying_party: relyingPartyOf(request, config), body },
-        { requestId },
-      ),
+      bus.request(ep.registerPasskey, registerPasskeyRequestOf(principal, relyingPartyOf(request, config), body), {
+        requestId,
+      }),
   });
   addRoute(app, {
     method: 'GET',

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { CreateCredentialBody, vaultEndpoints as ep, CredentialParams, RequestParams } from '@agent-auth/contracts';
+import {
+  CreateCredentialBody,
+  vaultEndpoints as ep,
+  CredentialParams,
+  newCredentialOf,
+  RequestParams,
+} from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { isAppError } from '@agent-auth/errors';
 import type { GatewaySettings } from '@agent-auth/config';
@@ -44,7 +50,7 @@ export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySetti
     body: CreateCredentialBody,
     response: ep.createCredential.response,
     handler: ({ principal, body, requestId }) =>
-      bus.request(ep.createCredential, { device: principal, body }, { requestId }),
+      bus.request(ep.createCredential, newCredentialOf(principal, body), { requestId }),
   });
   addRoute(app, {
     method: 'GET',

@@ -6,7 +6,7 @@ import type { createPushSubscriptions } from '../use-cases/push-subscriptions.js
 export function pushSubscriptionHandlers(subscriptions: ReturnType<typeof createPushSubscriptions>): BoundHandler[] {
   return [
     handle(ep.pushConfig, async () => subscriptions.config()),
-    handle(ep.subscribePush, ({ device, body }) => subscriptions.subscribe(device, body)),
-    handle(ep.unsubscribePush, ({ device, body }) => subscriptions.unsubscribe(device, body.endpoint)),
+    handle(ep.subscribePush, (subscription) => subscriptions.subscribe(subscription)),
+    handle(ep.unsubscribePush, ({ device, endpoint }) => subscriptions.unsubscribe(device, endpoint)),
   ];
 }

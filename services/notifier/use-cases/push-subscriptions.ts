@@ -1,4 +1,4 @@
-import type { DevicePrincipal, PushSubscriptionBody } from '@agent-auth/contracts';
+import type { DevicePrincipal, PushSubscriptionRequest } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { NotifierDeps } from './deps.js';
 
@@ -8,10 +8,10 @@ export function createPushSubscriptions(deps: Pick<NotifierDeps, 'push' | 'pushS
   return {
     config: () => ({ provider: push?.name ?? null, vapid_public_key: push?.publicKey ?? null }),
 
-    async subscribe(device: DevicePrincipal, body: PushSubscriptionBody) {
+    async subscribe({ device, endpoint, keys }: PushSubscriptionRequest) {
       if (!push) throw errors.pushNotConfigured();
       const { account_id, device_ref } = device;
-      await pushSubscriptions.upsert({ endpoint: body.endpoint, account_id, device_ref, keys: body.keys });
+      await pushSubscriptions.upsert({ endpoint, account_id, device_ref, keys });
       return { subscribed: true as const };
     },
 

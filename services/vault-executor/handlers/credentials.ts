@@ -5,7 +5,7 @@ import type { createCredentials } from '../use-cases/credentials.js';
 /** The device's credential endpoints and the agent's list of services, on the bus. */
 export function credentialHandlers(credentials: ReturnType<typeof createCredentials>): BoundHandler[] {
   return [
-    handle(ep.createCredential, ({ device, body }, ctx) => credentials.create(device, body, ctx)),
+    handle(ep.createCredential, (credential, ctx) => credentials.create(credential, ctx)),
     handle(ep.listCredentials, ({ device }) => credentials.list(device)),
     handle(ep.deleteCredential, ({ device, credential_id }, ctx) => credentials.remove(device, credential_id, ctx)),
     handle(ep.listServices, ({ agent }) => credentials.services(agent)),

@@ -1,7 +1,7 @@
 import type { RequestContext } from '@agent-auth/bus';
 import {
   type AgentPrincipal,
-  type CreateCredentialBody,
+  type NewCredential,
   type DevicePrincipal,
   newId,
   vaultLimits,
@@ -14,7 +14,8 @@ import { credentialContext, type VaultDeps } from './deps.js';
 export function createCredentials(deps: Pick<VaultDeps, 'credentials' | 'keyring'>) {
   const { credentials, keyring } = deps;
   return {
-    async create(device: DevicePrincipal, body: CreateCredentialBody, ctx: RequestContext) {
+    async create(body: NewCredential, ctx: RequestContext) {
+      const { device } = body;
       if ((await credentials.countForAccount(device.account_id)) >= vaultLimits.credentialsPerAccount) {
         throw errors.tooManyCredentials(vaultLimits.credentialsPerAccount);
       }
