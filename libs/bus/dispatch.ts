@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import type { EndpointDef, ReplyEnvelope } from '@agent-auth/contracts';
 import { AppError, errors, isAppError, isDatabaseUnavailable, printableDetail } from '@agent-auth/errors';
 import type { Logger } from 'pino';
-import { recordBusHandled } from '@agent-auth/metrics';
 import type { BoundHandler, Handler, RequestContext } from './types.js';
 
 /** Pairs an endpoint of a catalog with its handler, checking the handler's types against the contract. */
@@ -50,12 +49,7 @@ export async function dispatch(
   requestId: string | undefined,
   log: Logger,
 ): Promise<ReplyEnvelope> {
-  const ctx = contextOf(bound, requestId, log);
-  const started = performance.now();
-  const reply = await settle(bound, message, ctx);
-  const subject = `${bound.endpoint.service}.${bound.endpoint.name}`;
-  recordBusHandled(subject, reply.ok ? 'ok' : String(reply.error.status), (performance.now() - started) / 1000);
-  return reply;
+  return settle(bound, message, contextOf(bound, requestId, log));
 }
 
 async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext): Promise<ReplyEnvelope> {

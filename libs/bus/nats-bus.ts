@@ -6,6 +6,7 @@ import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import { createLimiter, decodeReply, dispatch, parseMessage } from './dispatch.js';
 import type { Bus } from './types.js';
+import { recordBusHandled } from '@agent-auth/metrics';
 import { timedRequest } from './request-metrics.js';
 import { createJetStreamActionEvents } from './jetstream-action-events.js';
 
@@ -85,6 +86,7 @@ export async function connectNatsBus(options: {
       });
       const limiter = createLimiter(spec.concurrency);
       for (const bound of spec.handlers) {
+        const served = `${bound.endpoint.service}.${bound.endpoint.name}`;
         svc.addEndpoint(bound.endpoint.name, {
           subject: subjectOf(prefix, bound.endpoint),
           queue: spec.name,
@@ -96,11 +98,19 @@ export async function connectNatsBus(options: {
             // The micro API does not await handlers: run under the limiter and never let a rejection escape.
             void limiter
               .run(async () => {
+                const started = performance.now();
                 const reply = await dispatch(
                   bound,
                   parseMessage(msg.string()),
                   msg.headers?.get(REQUEST_ID) || undefined,
                   spec.log,
+                );
+                // Timed here, not in dispatch: in one process (the in-process bus) the sender's timing is the same
+                // span, and recording it twice would only add to every request's cost.
+                recordBusHandled(
+                  served,
+                  reply.ok ? 'ok' : String(reply.error.status),
+                  (performance.now() - started) / 1000,
                 );
                 sendReply(msg, reply, spec.log);
               })

@@ -57,15 +57,28 @@ const outboxLag = new Histogram({
 });
 let sealing: Histogram | undefined;
 
-/** Children of a labelled metric, kept per label combination so the hot path allocates nothing per request. */
+/**
+ * Children of a labelled metric, kept per label combination so the hot path allocates nothing per request: one
+ * map level per label value (no key string is built per call).
+ */
 function childCache<C>(make: (...values: string[]) => C) {
-  const children = new Map<string, C>();
+  type Level = Map<string, Level | C>;
+  const root: Level = new Map();
   return (...values: string[]): C => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
-    if (!child) {
+    let level = root;
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = level.get(values[i]!) as Level | undefined;
+      if (!next) {
+        next = new Map();
+        level.set(values[i]!, next);
+      }
+      level = next;
+    }
+    const last = values[values.length - 1]!;
+    let child = level.get(last) as C | undefined;
+    if (child === undefined) {
       child = make(...values);
-      children.set(key, child);
+      level.set(last, child);
     }
     return child;
   };

@@ -58,6 +58,8 @@ export async function load(
   options: {
     rate?: number;
     warmUp?: boolean;
+    /** Length of the measured run (default BENCH_SECONDS). */
+    seconds?: number;
     probe?: { start(): void; stop(): unknown };
     /** Headers made afresh for every request (e.g. a new Idempotency-Key each time). */
     eachRequest?: () => Record<string, string>;
@@ -88,7 +90,7 @@ export async function load(
     });
   if (options.warmUp !== false) await run(2); // warm-up: JIT, connection pools, the auth cache
   options.probe?.start();
-  const result = await run(settings.seconds);
+  const result = await run(options.seconds ?? settings.seconds);
   options.probe?.stop();
   return figuresOf(name, result);
 }
