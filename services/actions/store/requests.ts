@@ -1,6 +1,6 @@
 import type { QuorumApproval } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
-import type { RequestRow } from './rows.js';
+import type { PendingRow, RequestRow } from './rows.js';
 import { announce } from './outbox.js';
 import { countingAction } from './accounts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
@@ -103,9 +103,13 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
     },
 
     /** An account's pending, unexpired requests: critical first, then oldest first. */
-    async pendingForAccount(accountId: string, limit: number): Promise<RequestRow[]> {
-      return sql<RequestRow[]>`
-        select r.*, a.name as agent_name from actions.requests r join actions.agents a on a.id = r.agent_id
+    async pendingForAccount(accountId: string, limit: number): Promise<PendingRow[]> {
+      // Only what the list shows: a device reads hundreds of these again and again, and every column is parsed.
+      return sql<PendingRow[]>`
+        select r.id, r.agent_id, r.action_type, r.title, r.description, r.risk_level, r.reversible, r.amount_cents,
+          r.currency, r.recipient, r.metadata_enc, r.content_hash, r.status, r.created_at, r.expires_at,
+          r.quorum_required, r.quorum_approvals, a.name as agent_name
+        from actions.requests r join actions.agents a on a.id = r.agent_id
         where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
         order by r.risk_rank desc, r.created_at asc, r.id asc
         limit ${limit}`;

@@ -60,3 +60,25 @@ export interface DeviceRow {
   public_key: string | null;
   created_at: Date;
 }
+
+/** A pending request as the device's list reads it: the columns it shows, and its agent's name. */
+export type PendingRow = Pick<
+  RequestRow,
+  | 'id'
+  | 'agent_id'
+  | 'action_type'
+  | 'title'
+  | 'description'
+  | 'risk_level'
+  | 'reversible'
+  | 'amount_cents'
+  | 'currency'
+  | 'recipient'
+  | 'metadata_enc'
+  | 'content_hash'
+  | 'status'
+  | 'created_at'
+  | 'expires_at'
+  | 'quorum_required'
+  | 'quorum_approvals'
+> & { agent_name: string };

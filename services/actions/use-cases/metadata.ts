@@ -7,14 +7,14 @@ const OPENED_MAX = 5000;
 
 /** Encrypts and decrypts a request's metadata, bound to its id so a ciphertext cannot be moved to another request. */
 export function createMetadataSeal(keyring: Keyring) {
-  // Keyed by ciphertext and id together, so an entry is only ever the plaintext of exactly that stored value.
-  const opened = new Map<string, string>();
+  // By request id, holding the ciphertext it opened: an entry is only used for exactly that stored value (a string
+  // compare, rather than building and hashing a key of id and ciphertext on every read).
+  const opened = new Map<string, { sealed: string; plain: string }>();
   const decrypt = (id: string, sealed: string): string => {
-    const key = `${id} ${sealed}`;
-    const hit = opened.get(key);
-    if (hit !== undefined) return hit;
+    const hit = opened.get(id);
+    if (hit?.sealed === sealed) return hit.plain;
     const plain = keyring.decrypt(sealed, context(id));
-    opened.set(key, plain);
+    opened.set(id, { sealed, plain });
     // Maps keep insertion order: the first key is the one opened longest ago.
     if (opened.size > OPENED_MAX) opened.delete(opened.keys().next().value!);
     return plain;

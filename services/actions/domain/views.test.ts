@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { PendingItem } from '@agent-auth/contracts';
+import type { RequestRow } from '../store/rows.js';
+import { toActionView, toPendingItem } from './views.js';
+
+const row: RequestRow = {
+  id: 'act_1',
+  account_id: 'acc_1',
+  agent_id: 'agt_1',
+  action_type: 'purchase',
+  title: 'Lamp',
+  description: 'A desk lamp',
+  risk_level: 'high',
+  risk_rank: 2,
+  reversible: false,
+  amount_cents: '4250',
+  currency: 'EUR',
+  recipient: 'shop@example.com',
+  metadata_enc: 'sealed',
+  callback_url: 'https://example.com/hook',
+  content_hash: 'sha256:abc',
+  status: 'pending',
+  rule_applied: null,
+  resolved_by: null,
+  resolved_at: null,
+  reason: null,
+  spending_limit_exceeded: null,
+  created_at: new Date('2026-11-23T10:00:00.000Z'),
+  expires_at: new Date('2026-11-23T11:00:00.000Z'),
+  request_hash: null,
+  policy_version: null,
+  receipt: null,
+  quorum_required: 2,
+  quorum_approvals: [{ device_id: 'dev_1', method: 'totp', at: '2026-11-23T10:01:00.000Z', signed: false }],
+  agent_name: 'Shopper',
+};
+
+describe('the pending list entry', () => {
+  it('is the action view cut to the fields the pending contract names, with the agent name', () => {
+    const metadata = { order: 'P-1' };
+    const expected = PendingItem.parse({ ...toActionView(row, metadata), agent_name: 'Shopper' });
+    const item = toPendingItem({ ...row, agent_name: 'Shopper' }, metadata);
+    expect(item).toEqual(expected);
+    expect(Object.keys(item).sort()).toEqual(Object.keys(PendingItem.shape).sort());
+    expect(item.amount).toBe(42.5);
+  });
+
+  it('has no amount and no quorum when the request has neither', () => {
+    const item = toPendingItem({ ...row, amount_cents: null, quorum_required: null, agent_name: 'A' }, {});
+    expect(item.amount).toBeNull();
+    expect(item.amount_cents).toBeNull();
+    expect(item.quorum).toBeNull();
+  });
+});
