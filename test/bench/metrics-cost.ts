@@ -18,6 +18,8 @@ import { load, out, table, withDatabase, type BenchCase, type Figures, type Infr
 const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? 20);
 const SLICE_SECONDS = Number(process.env.BENCH_METRICS_SLICE_SECONDS ?? 4);
 const SCRAPE_EVERY_MS = 5000;
+/** BENCH_METRICS_CONTROL=true runs the "on" side with metrics off too (an A/A run): the harness's own scatter. */
+const CONTROL = process.env.BENCH_METRICS_CONTROL === 'true';
 
 /** CPU microseconds the recording calls of one create take, averaged over many (CPU time: neighbours do not count). */
 function recordingMicrosPerCreate(): number {
@@ -66,7 +68,12 @@ const newSide = (metrics: boolean): Side => ({
 
 /** Starts the side's all-in-one process on a database, with an account on the unlimited plan. */
 async function startSide(infra: Infra, side: Side, databaseUrl: string): Promise<Stack> {
-  const env = { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false', METRICS: String(side.metrics) };
+  const env = {
+    LOG_REQUESTS: 'false',
+    DB_POOL_SIZE: '10',
+    RATE_LIMITS: 'false',
+    METRICS: String(side.metrics && !CONTROL),
+  };
   const stack = await startStack({
     mode: 'all-in-one',
     databaseUrl,
@@ -115,7 +122,12 @@ async function phase(
   urls: [string, string],
   rounds: [number, number],
 ): Promise<void> {
-  const stacks = [await startSide(infra, off, urls[0]), await startSide(infra, on, urls[1])];
+  // Which process starts first alternates with the phase too: an A/A run (both off) found the second one slower.
+  const first = rounds[0] === 1 ? off : on;
+  const second = first === off ? on : off;
+  const firstStack = await startSide(infra, first, first === off ? urls[0] : urls[1]);
+  const secondStack = await startSide(infra, second, second === off ? urls[0] : urls[1]);
+  const stacks = first === off ? [firstStack, secondStack] : [secondStack, firstStack];
   const origin = new URL(stacks[1]!.baseUrl).origin;
   const scraper = setInterval(
     () =>
@@ -181,7 +193,7 @@ export const metricsCost: BenchCase = {
   name: 'metrics',
   description:
     `POST /actions (all-in-one) with metrics on (scraped every 5 s) and off side by side, taking turns in ` +
-    `${ROUNDS} rounds of ${SLICE_SECONDS} s each`,
+    `${ROUNDS} rounds of ${SLICE_SECONDS} s each${CONTROL ? ' (CONTROL: both sides with metrics off)' : ''}`,
   async run(infra) {
     await withDatabase(infra, (first) =>
       withDatabase(infra, async (second) => {
