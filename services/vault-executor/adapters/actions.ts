@@ -36,49 +36,50 @@ function isUnanswered(err: unknown): boolean {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Sends a request again while it goes unanswered, pausing longer each time (doubling up to a second), until the
+ * deadline; an answer, a refusal, or the last unanswered error is what it settles with.
+ */
+async function untilAnswered<T>(send: () => Promise<T>, timing: LedgerTiming, onRepeat: (err: unknown) => void) {
+  const deadline = Date.now() + timing.claimRetryMs;
+  for (let wait = timing.firstPauseMs; ; wait = Math.min(wait * 2, 1000)) {
+    try {
+      return await send();
+    } catch (err) {
+      if (!isUnanswered(err) || Date.now() + wait > deadline) throw err;
+      onRepeat(err);
+      await pause(wait);
+    }
+  }
+}
+
 /** The ExecutionLedger over the bus. */
 export function actionsOverBus(bus: Bus, timing: LedgerTiming = defaultTiming): ExecutionLedger {
-  const ask = (claim: ExecutionClaim, ctx: RequestContext) =>
-    bus.request(actionsEndpoints.claimExecution, claim, { requestId: ctx.requestId });
-
   const release = async (claim: ExecutionClaim, ctx: RequestContext) => {
-    const request = () => bus.request(actionsEndpoints.releaseExecution, claim, { requestId: ctx.requestId });
-    const deadline = Date.now() + timing.claimRetryMs;
-    for (let wait = timing.firstPauseMs; ; wait = Math.min(wait * 2, 1000)) {
-      try {
-        await request();
-        return;
-      } catch (err) {
-        if (!isUnanswered(err) || Date.now() + wait > deadline) {
-          const detail = toAppError(err).detail;
-          ctx.log.error({ action_id: claim.request_id, err: detail }, 'could not release a vault execution claim');
-          return;
-        }
-        await pause(wait);
-      }
+    const send = () => bus.request(actionsEndpoints.releaseExecution, claim, { requestId: ctx.requestId });
+    try {
+      await untilAnswered(send, timing, () => {});
+    } catch (err) {
+      const detail = toAppError(err).detail;
+      ctx.log.error({ action_id: claim.request_id, err: detail }, 'could not release a vault execution claim');
     }
   };
 
   return {
     async claim(claim, ctx) {
-      const deadline = Date.now() + timing.claimRetryMs;
-      for (let wait = timing.firstPauseMs; ; wait = Math.min(wait * 2, 1000)) {
-        try {
-          return await ask(claim, ctx);
-        } catch (err) {
-          if (!isUnanswered(err)) throw err;
-          if (Date.now() + wait > deadline) {
-            // Stored or not, this attempt will not call the upstream: give the claim back if it was stored, so the
-            // approval stays usable (DESIGN 5.5). In the background: the agent's answer does not wait for it.
-            void release(claim, ctx);
-            throw err;
-          }
+      const send = () => bus.request(actionsEndpoints.claimExecution, claim, { requestId: ctx.requestId });
+      try {
+        return await untilAnswered(send, timing, (err) =>
           ctx.log.warn(
             { action_id: claim.request_id, err: toAppError(err).detail },
             'vault claim unanswered; asking again',
-          );
-          await pause(wait);
-        }
+          ),
+        );
+      } catch (err) {
+        // Stored or not, this attempt will not call the upstream: give the claim back if it was stored, so the
+        // approval stays usable (DESIGN 5.5). In the background: the agent's answer does not wait for it.
+        if (isUnanswered(err)) void release(claim, ctx);
+        throw err;
       }
     },
     async record(entry, ctx) {
