@@ -42,13 +42,17 @@ interface Spawned {
   output: string[];
 }
 
+// Extra Node.js flags for every service process started here, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"
+// to profile the processes of a bench case (flags like --cpu-prof are refused in NODE_OPTIONS).
+const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+
 function spawnService(
   entry: string,
   env: Record<string, string>,
   logFile: string,
   readyMsg: string,
 ): Promise<Spawned & { ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...NODE_ARGS, join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditEventHash, ZERO_HASH } from '@agent-auth/contracts';
-import { chainAfter, EMPTY_CHAIN, publicEvent } from './audit-chain.js';
+import { chainAfter, chainEach, EMPTY_CHAIN, publicEvent } from './audit-chain.js';
 
 const row = (id: string, detail: Record<string, unknown> = {}) => ({
   id,
@@ -36,5 +36,27 @@ describe('chainAfter', () => {
     });
     expect(hash).toBe(auditEventHash(rest));
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('chainEach', () => {
+  it("chains a round's mixed accounts each after its own head, keeping each account's order", () => {
+    const of = (account_id: string, id: string) => ({ ...row(id), account_id });
+    const heads = new Map([['acc_a', { seq: '7', hash: 'b'.repeat(64) }]]);
+    const chained = chainEach([of('acc_a', '20'), of('acc_b', '21'), of('acc_a', '22'), of('acc_b', '23')], heads);
+    const places = chained.map((c) => [c.account_id, c.id, c.seq]);
+    expect(places).toEqual([
+      ['acc_a', '20', 8],
+      ['acc_a', '22', 9],
+      ['acc_b', '21', 1],
+      ['acc_b', '23', 2],
+    ]);
+    const [a1, a2, b1, b2] = chained;
+    expect([a1!.prev_hash, a2!.prev_hash, b1!.prev_hash, b2!.prev_hash]).toEqual([
+      'b'.repeat(64),
+      a1!.hash,
+      ZERO_HASH,
+      b1!.hash,
+    ]);
   });
 });

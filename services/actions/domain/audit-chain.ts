@@ -47,3 +47,24 @@ export function chainAfter(
     return { id: row.id, ...place };
   });
 }
+
+/**
+ * Chains a round's events (in sealing order, several accounts mixed) after each account's head (an account without
+ * one starts its chain): each event gets its account's next seq, previous hash and its own hash.
+ */
+export function chainEach<E extends UnsealedEvent & { account_id: string }>(
+  events: E[],
+  heads: Map<string, { seq: string | number; hash: string }>,
+): Array<{ account_id: string; id: string; seq: number; prev_hash: string; hash: string }> {
+  const byAccount = new Map<string, E[]>();
+  for (const e of events) {
+    const list = byAccount.get(e.account_id);
+    if (list) list.push(e);
+    else byAccount.set(e.account_id, [e]);
+  }
+  return [...byAccount].flatMap(([account_id, rows]) => {
+    const head = heads.get(account_id);
+    const after = head ? { seq: Number(head.seq), hash: head.hash } : EMPTY_CHAIN;
+    return chainAfter(after, rows).map((c) => ({ account_id, ...c }));
+  });
+}

@@ -3,23 +3,33 @@ import { errors } from '@agent-auth/errors';
 import type { ActionsDeps } from './deps.js';
 
 const BATCH = 1000;
+// A reader waits for transactions running when it asked for at most about a second (they are single statements and
+// end in milliseconds); past that it is answered with the chain as sealed so far.
+const READER_ATTEMPTS = 200;
+const READER_PAUSE_MS = 5;
 
 /** Reading an account's audit chain (DESIGN 5.2): pages of it, one request's events, and its signed head. */
 export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'requests' | 'receiptKeys'>) {
   const { auditChain, requests, receiptKeys } = deps;
 
   /**
-   * Seals whatever of the account's events the background sealer has not reached yet (waiting for a sealer busy
-   * with the account), so that a reader sees every event written before it asked.
+   * Seals every event written before the reader asked (waiting for a sealer busy meanwhile, and for transactions
+   * still running then to end: an event of one of them may yet commit below the reader's moment).
    */
-  const sealNow = async (accountId: string): Promise<void> => {
-    while ((await auditChain.seal(accountId, BATCH, true))?.length === BATCH);
+  const sealNow = async (): Promise<void> => {
+    const asked = BigInt(await auditChain.nextTransaction());
+    for (let attempt = 0; attempt < READER_ATTEMPTS; attempt++) {
+      const round = await auditChain.seal(BATCH, true);
+      if (round.full) continue;
+      if (BigInt(round.horizon!) >= asked) return;
+      await new Promise((r) => setTimeout(r, READER_PAUSE_MS));
+    }
   };
 
   return {
     /** GET /audit: the chain after `after`, `limit` events at most; next_after null once nothing is left. */
     async page(accountId: string, query: { after: number; limit: number }): Promise<AuditPage> {
-      await sealNow(accountId);
+      await sealNow();
       const events = await auditChain.page(accountId, query.after, query.limit + 1);
       const more = events.length > query.limit;
       const shown = more ? events.slice(0, query.limit) : events;
@@ -29,13 +39,13 @@ export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'request
     /** GET /actions/{id}/audit: the chain's events of one request of the account (404 for any other id). */
     async ofRequest(accountId: string, requestId: string): Promise<{ events: AuditEvent[] }> {
       if (!(await requests.findForAccount(requestId, accountId))) throw errors.actionNotFound(requestId);
-      await sealNow(accountId);
+      await sealNow();
       return { events: await auditChain.forRequest(accountId, requestId) };
     },
 
     /** GET /audit/head: the chain's last event, signed by the current receipt key over {account_id, seq, hash, at}. */
     async head(accountId: string): Promise<AuditHead> {
-      await sealNow(accountId);
+      await sealNow();
       const last = await auditChain.head(accountId);
       const head = { account_id: accountId, seq: last?.seq ?? 0, hash: last?.hash ?? ZERO_HASH, at: last?.at ?? null };
       return { seq: head.seq, hash: head.hash, at: head.at, signature: await receiptKeys.signHead(head) };

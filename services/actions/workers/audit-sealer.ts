@@ -3,12 +3,11 @@ import { sealingLag } from '@agent-auth/metrics';
 import type { AuditChainStore } from '../store/audit-chain.js';
 
 const BATCH = 1000;
-const ACCOUNTS_PER_ROUND = 200;
 
 /**
  * Seals new audit events into their accounts' hash chains every interval, off the request path (DESIGN 5.2:
- * within 2 s of the event). Any number of replicas run it at once: an account another replica is sealing is
- * skipped this round (its advisory lock is taken).
+ * within 2 s of the event). Any number of replicas run it: a round another replica is running is skipped (its
+ * advisory lock is taken).
  */
 export function startAuditSealer(input: { chain: AuditChainStore; intervalMs: number; log: Logger }): {
   stop(): Promise<void>;
@@ -19,16 +18,12 @@ export function startAuditSealer(input: { chain: AuditChainStore; intervalMs: nu
   let stopped = false;
   const round = async () => {
     try {
-      let busy = true;
-      while (busy && !stopped) {
-        busy = false;
-        for (const account of await chain.accountsWithUnsealed(ACCOUNTS_PER_ROUND)) {
-          const sealed = await chain.seal(account, BATCH, false);
-          const now = Date.now();
-          for (const at of sealed ?? []) lag.observe((now - at.getTime()) / 1000);
-          // A full batch means more may be waiting: go round again at once rather than after the interval.
-          if (sealed?.length === BATCH) busy = true;
-        }
+      // A full batch means more may be waiting: go round again at once rather than after the interval.
+      for (let full = true; full && !stopped; ) {
+        const sealed = await chain.seal(BATCH, false);
+        const now = Date.now();
+        for (const at of sealed.sealedAt) lag.observe((now - at.getTime()) / 1000);
+        full = sealed.full;
       }
     } catch (err) {
       log.error({ err }, 'audit sealing failed; retrying next round');

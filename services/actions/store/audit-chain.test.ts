@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, packageDir } from '@agent-auth/db';
+import { createTestDatabase } from '../../../test/infra/database.js';
+import { createAuditChainStore } from './audit-chain.js';
+
+describe('audit chain sealing by horizon (real Postgres)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await migrate(db.sql as never, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations` });
+  });
+  afterAll(async () => db?.drop());
+
+  const write = (sql: typeof db.sql, account: string, event: string) =>
+    sql`insert into actions.audit_events (account_id, event, actor) values (${account}, ${event}, 'agent:agt_1')`;
+  const chainOf = async (account: string) =>
+    (
+      await db.sql<Array<{ event: string; seq: number }>>`
+        select e.event, c.seq::int as seq from actions.audit_chain c join actions.audit_events e on e.id = c.event_id
+        where c.account_id = ${account} order by c.seq`
+    ).map((r) => [r.seq, r.event]);
+  const waiting = async () => (await db.sql`select count(*)::int as n from actions.audit_unsealed`)[0]!.n as number;
+  // The horizon is the server's: another test's transaction running at the moment holds a round back, briefly.
+  const sealAll = async (store: ReturnType<typeof createAuditChainStore>, batch: number) => {
+    const rounds: Array<[number, boolean]> = [];
+    for (let attempt = 0; attempt < 400 && (await waiting()) > 0; attempt++) {
+      const round = await store.seal(batch, true);
+      if (round.sealedAt.length) rounds.push([round.sealedAt.length, round.full]);
+      else await new Promise((r) => setTimeout(r, 5));
+    }
+    return rounds;
+  };
+
+  it('seals nothing past a transaction still running, then chains its event before the later ones', async () => {
+    const store = createAuditChainStore(db.sql as never);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    // The older transaction writes first and stays open; a later one writes and commits meanwhile.
+    const older = db.sql.begin(async (tx) => {
+      await write(tx as never, 'acc_h', 'older');
+      wrote();
+      await held;
+    });
+    await written;
+    await write(db.sql, 'acc_h', 'later');
+    const whileRunning = await store.seal(100, true);
+    expect(whileRunning.sealedAt).toHaveLength(0);
+    expect(await waiting()).toBe(1); // the later one waits; the older one is not visible yet
+    release();
+    await older;
+    expect((await sealAll(store, 100)).reduce((n, [count]) => n + count, 0)).toBe(2);
+    expect(await chainOf('acc_h')).toEqual([
+      [1, 'older'],
+      [2, 'later'],
+    ]);
+    expect(await waiting()).toBe(0);
+  });
+
+  it('seals in batches across accounts, each account one gapless chain, every event once', async () => {
+    const store = createAuditChainStore(db.sql as never);
+    for (let i = 0; i < 5; i++) await write(db.sql, i % 2 ? 'acc_y' : 'acc_x', `e${i}`);
+    const rounds = await sealAll(store, 2);
+    expect(rounds.reduce((n, [count]) => n + count, 0)).toBe(5);
+    for (const [count, full] of rounds) expect(full).toBe(count === 2);
+    expect(await chainOf('acc_x')).toEqual([
+      [1, 'e0'],
+      [2, 'e2'],
+      [3, 'e4'],
+    ]);
+    expect(await chainOf('acc_y')).toEqual([
+      [1, 'e1'],
+      [2, 'e3'],
+    ]);
+    expect((await store.seal(2, false)).sealedAt).toHaveLength(0);
+  });
+
+  it('skips a round while another sealer holds the chain, and a waiting one goes after it', async () => {
+    const store = createAuditChainStore(db.sql as never);
+    await write(db.sql, 'acc_z', 'z1');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const other = db.sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtext('actions.audit_chain'), 0)`;
+      locked();
+      await held;
+    });
+    await isLocked;
+    expect(await store.seal(100, false)).toMatchObject({ sealedAt: [], horizon: null });
+    const waited = store.seal(100, true);
+    release();
+    await other;
+    expect((await waited).horizon).not.toBeNull();
+    await sealAll(store, 100);
+    expect(await chainOf('acc_z')).toEqual([[1, 'z1']]);
+  });
+});
