@@ -44,8 +44,6 @@ export interface ActionsServiceInput {
   settings: ActionsSettings;
   log: Logger;
   policy?: PolicyDecider;
-  /** Off keeps the relay off LISTEN/NOTIFY (the embedded database has a single connection). */
-  listen?: boolean;
   /** Sign receipts and audit chain heads (DESIGN 5.2). */
   receiptKeys: ReceiptKeys;
   /** The receipts' `iss`, read when signing (all-in-one knows its address only once it listens). */
@@ -63,7 +61,7 @@ export async function startActionsService(input: ActionsServiceInput) {
   const useCases = createUseCases({
     ...input,
     policy: input.policy ?? noAutomaticDecisions,
-    requests: createRequestStore(sql, () => relay?.committed()),
+    requests: createRequestStore(sql, (events) => relay?.committed(events)),
     identities: createIdentityStore(sql),
     totp: createTotpStore(sql),
     accounts: createAccountStore(sql),
@@ -95,8 +93,6 @@ export async function startActionsService(input: ActionsServiceInput) {
   relay = startOutboxRelay({
     outbox: createOutboxStore(sql),
     stream: bus.actionEvents,
-    sql,
-    listen: input.listen ?? true,
     pollMs: settings.RELAY_POLL_MS,
     log: log.child({ component: 'outbox-relay' }),
   });

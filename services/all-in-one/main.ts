@@ -74,7 +74,6 @@ try {
   // Receipts name the address this process ends up serving on (known once the gateway listens) unless configured.
   let servedAt = '';
   const receiptIssuer = () => config.RECEIPT_ISSUER ?? config.PUBLIC_BASE_URL ?? servedAt;
-  // The embedded database takes one connection, which LISTEN would hold: the relay is woken in-process there.
   const actions = await startActionsService({
     bus,
     sql,
@@ -82,7 +81,6 @@ try {
     settings: pickSettings(config, actionsSettingKeys),
     log: log.child({ component: 'actions' }),
     policy: policyOverBus(bus),
-    listen: !embedded,
     receiptKeys,
     receiptIssuer,
   });

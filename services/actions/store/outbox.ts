@@ -1,7 +1,8 @@
 import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot, outcomeOfSnapshot } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 
-interface OutboxRow {
+/** An outbox row as stored (or as the writing statement returns it, its time then a JSON string). */
+export interface OutboxRow {
   id: string;
   type: ActionEventInput['type'];
   account_id: string;
@@ -9,26 +10,49 @@ interface OutboxRow {
   callback_url: string | null;
   // Rows written before the snapshot (a deployment's last unpublished ones) hold the event's action itself.
   action: ActionSnapshot | ActionEventInput['action'];
-  created_at: Date;
-  seq: string; // bigint arrives as text
+  created_at: Date | string;
+  seq: string | number; // bigint arrives as text (a number inside JSON)
 }
+
+/**
+ * How long the rows a statement writes stay claimed by their writer, which publishes them itself right after the
+ * commit (OutboxRelay.committed): the relay takes over only a row its writer did not publish by then (it crashed,
+ * or the stream was away).
+ */
+export const WRITER_LEASE_SECONDS = 5;
 
 /**
  * The outbox rows a request-changing statement writes: one event per row of the CTE named `source`, in that same
  * statement, so a change and its announcement commit together or not at all. A row keeps a snapshot of the stored
- * columns (ActionSnapshot); the event's body is made of it in TypeScript, by the contract, when it is relayed.
+ * columns (ActionSnapshot); the event's body is made of it in TypeScript, by the contract, when it is published.
+ * The rows are born claimed by their writer for WRITER_LEASE_SECONDS and returned (the CTE's rows), so that the
+ * statement can hand them back with its own result (`eventsOf`).
  */
 export function announce(sql: Sql, source: string) {
   return sql`
-    insert into actions.outbox (type, account_id, agent_id, request_id, callback_url, action)
+    insert into actions.outbox (type, account_id, agent_id, request_id, callback_url, action, claimed_until)
     select case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
       c.account_id, c.agent_id, c.id, c.callback_url,
       jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
-        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)
-    from ${sql(source)} c`;
+        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals),
+      now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
+    from ${sql(source)} c
+    returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`;
+}
+
+/** The outbox row written beside each returned request row: select it as `outbox_event` (to_jsonb of the row). */
+export function eventsOf<R extends { outbox_event?: OutboxRow | null }>(
+  rows: R[],
+): { rows: Array<Omit<R, 'outbox_event'>>; events: ActionEventInput[] } {
+  const events: ActionEventInput[] = [];
+  const plain = rows.map(({ outbox_event, ...row }) => {
+    if (outbox_event) events.push(eventOfRow(outbox_event));
+    return row;
+  });
+  return { rows: plain, events };
 }
 
 /** The event's action of an outbox row's snapshot. */
@@ -40,6 +64,20 @@ function eventActionOf(action: OutboxRow['action']): ActionEventInput['action'] 
 function outcomeOf(action: OutboxRow['action']): Pick<ActionEventInput, 'outcome'> {
   const outcome = 'amount_cents' in action ? outcomeOfSnapshot(action) : undefined;
   return outcome ? { outcome } : {};
+}
+
+/** The event an outbox row announces. */
+function eventOfRow(r: OutboxRow): ActionEventInput {
+  return {
+    id: r.id,
+    type: r.type,
+    account_id: r.account_id,
+    agent_id: r.agent_id,
+    callback_url: r.callback_url,
+    occurred_at: new Date(r.created_at).toISOString(),
+    action: eventActionOf(r.action),
+    ...outcomeOf(r.action),
+  };
 }
 
 /**
@@ -63,18 +101,7 @@ export function createOutboxStore(sql: Sql) {
         ) due, commit_mode
         where o.id = due.id
         returning o.id, o.type, o.account_id, o.agent_id, o.callback_url, o.action, o.created_at, o.seq`;
-      return rows
-        .sort((a, b) => Number(a.seq) - Number(b.seq))
-        .map((r) => ({
-          id: r.id,
-          type: r.type,
-          account_id: r.account_id,
-          agent_id: r.agent_id,
-          callback_url: r.callback_url,
-          occurred_at: r.created_at.toISOString(),
-          action: eventActionOf(r.action),
-          ...outcomeOf(r.action),
-        }));
+      return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(eventOfRow);
     },
 
     /** Deletes rows the stream holds (their events are published; the stream is the record from then on). */

@@ -1,7 +1,7 @@
-import type { QuorumApproval } from '@agent-auth/contracts';
+import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 import type { PendingRow, RequestRow } from './rows.js';
-import { announce } from './outbox.js';
+import { announce, eventsOf, type OutboxRow } from './outbox.js';
 import { countingAction } from './accounts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
 
@@ -25,14 +25,18 @@ export interface AuditEntry {
   detail?: Record<string, unknown>;
 }
 
+type Announcing = RequestRow & { outbox_event?: OutboxRow | null };
+
 /**
  * Persistence of action requests; every state change writes its audit entry and its outbox event in the same
- * statement. `announced` runs after a statement that may have written events (it wakes the outbox relay).
+ * statement, which returns the event with the row. `announced` is handed the events of a statement once it has
+ * committed (each statement here commits on its own): the outbox relay publishes them at once.
  */
-export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
-  const afterward = <T>(result: T): T => {
-    announced();
-    return result;
+export function createRequestStore(sql: Sql, announced: (events: ActionEventInput[]) => void = () => {}) {
+  const afterward = (result: Announcing[]): RequestRow[] => {
+    const { rows, events } = eventsOf(result);
+    if (events.length) announced(events);
+    return rows;
   };
   return {
     /**
@@ -41,7 +45,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
      * plan's quota is used up.
      */
     async insert(row: NewRequest, audit: AuditEntry[], freeQuota: number): Promise<RequestRow | undefined> {
-      const [created] = await sql<RequestRow[]>`
+      const rows = await sql<Announcing[]>`
         with ${countingAction(sql, row.account_id, freeQuota)},
         created as (
           insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
@@ -63,8 +67,8 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           from created c, jsonb_array_elements(${sql.json(audit as never)}::jsonb) with ordinality as entries(e, n)
           order by n
         ), announced as (${announce(sql, 'created')})
-        select * from created`;
-      return created ? afterward(created) : undefined;
+        select c.*, to_jsonb(a) as outbox_event from created c left join announced a on a.request_id = c.id`;
+      return afterward(rows)[0];
     },
 
     /** A request of one agent, or undefined. */
@@ -133,7 +137,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
       },
       audit: AuditEntry,
     ): Promise<RequestRow | undefined> {
-      const [row] = await sql<RequestRow[]>`
+      const rows = await sql<Announcing[]>`
         with changed as (
           update actions.requests set status = ${change.status}, resolved_by = ${change.resolved_by},
             resolved_at = ${change.resolved_at}, reason = ${change.reason ?? null}, receipt = ${change.receipt},
@@ -144,8 +148,8 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
         ), announced as (${announce(sql, 'changed')})
-        select * from changed`;
-      return row ? afterward(row) : row;
+        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+      return afterward(rows)[0];
     },
 
     /**
@@ -185,7 +189,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
 
     /** Expires one request if it is pending and overdue (lazy expiry on read); returns the row as it now is. */
     async expireIfDue(expiry: Expiry): Promise<RequestRow | undefined> {
-      const [row] = await sql<RequestRow[]>`
+      const rows = await sql<Announcing[]>`
         with changed as (
           update actions.requests set status = 'expired', resolved_by = 'system', resolved_at = ${expiry.resolved_at},
             receipt = ${expiry.receipt}
@@ -195,8 +199,8 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
-        select * from changed`;
-      return row ? afterward(row) : row;
+        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+      return afterward(rows)[0];
     },
 
     /** Up to `batch` pending requests past their expiry, oldest expiry first (the sweeper signs their receipts). */
@@ -211,7 +215,7 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
      */
     async expireAll(expiries: Expiry[]): Promise<RequestRow[]> {
       if (!expiries.length) return [];
-      const rows = await sql<RequestRow[]>`
+      const rows = await sql<Announcing[]>`
         with due as (
           select * from unnest(${expiries.map((e) => e.id)}::text[], ${expiries.map((e) => e.resolved_at.toISOString())}::timestamptz[],
             ${expiries.map((e) => e.receipt) as string[]}::text[]) as d(id, resolved_at, receipt)
@@ -224,8 +228,8 @@ export function createRequestStore(sql: Sql, announced: () => void = () => {}) {
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
-        select * from changed`;
-      return rows.length ? afterward(rows) : rows;
+        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+      return afterward(rows);
     },
 
     /**

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInProcessBus, type Bus } from '@agent-auth/bus';
+import type { ActionEvent } from '@agent-auth/contracts';
+import { migrate, packageDir } from '@agent-auth/db';
+import { createLogger } from '@agent-auth/logging';
+import { createTestDatabase } from '../../../test/infra/database.js';
+import { createOutboxStore } from '../store/outbox.js';
+import { createRequestStore } from '../store/requests.js';
+import { type OutboxRelay, startOutboxRelay } from './outbox-relay.js';
+
+const log = createLogger({ service: 'outbox-relay-test', level: 'silent' });
+
+describe('outbox relay (real Postgres, in-process stream)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let bus: Bus;
+  let relay: OutboxRelay;
+  const consumed: ActionEvent[] = [];
+  let stopConsumer: () => Promise<void>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await migrate(db.sql as never, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations` });
+    bus = createInProcessBus({ timeoutMs: 1000 });
+    const consumer = await bus.actionEvents.consume({
+      name: 'test',
+      concurrency: 4,
+      log,
+      handler: async (e) => void consumed.push(e),
+    });
+    stopConsumer = () => consumer.stop();
+    relay = startOutboxRelay({ outbox: createOutboxStore(db.sql as never), stream: bus.actionEvents, pollMs: 50, log });
+    await db.sql`insert into actions.requests (id, account_id, agent_id, action_type, title, risk_level, risk_rank,
+        reversible, currency, status, expires_at)
+      values ('act_r1', 'acc_1', 'agt_1', 'purchase', 't', 'low', 0, true, 'USD', 'pending', now() + interval '1 hour')`;
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await stopConsumer?.();
+    await bus?.close();
+    await db?.drop();
+  });
+
+  const outboxRows = async () => (await db.sql`select count(*)::int as n from actions.outbox`)[0]!.n as number;
+
+  it("hands a statement's event to its writer after the commit, born claimed, and deletes its row once published", async () => {
+    const handed: string[] = [];
+    const store = createRequestStore(db.sql as never, (events) => {
+      handed.push(...events.map((e) => e.id));
+      relay.committed(events);
+    });
+    const resolved = await store.resolve(
+      'act_r1',
+      'acc_1',
+      { status: 'approved', resolved_by: 'device:totp', resolved_at: new Date(), receipt: null },
+      { event: 'approved', actor: 'device:dvc_1' },
+    );
+    expect(resolved).toMatchObject({ id: 'act_r1', status: 'approved' });
+    expect(resolved).not.toHaveProperty('outbox_event');
+    expect(handed).toHaveLength(1);
+    await expect.poll(() => consumed.map((e) => e.id)).toEqual(handed);
+    expect(consumed[0]).toMatchObject({ type: 'action.resolved', action: { id: 'act_r1', status: 'approved' } });
+    await expect.poll(outboxRows).toBe(0);
+  });
+
+  it('publishes, once, an event its writer never published (it crashed after the commit) when its lease ends', async () => {
+    consumed.length = 0;
+    const dropped: string[] = [];
+    const store = createRequestStore(db.sql as never, (events) => void dropped.push(...events.map((e) => e.id)));
+    await db.sql`insert into actions.requests (id, account_id, agent_id, action_type, title, risk_level, risk_rank,
+        reversible, currency, status, expires_at)
+      values ('act_r2', 'acc_1', 'agt_1', 'purchase', 't', 'low', 0, true, 'USD', 'pending', now() + interval '1 hour')`;
+    await store.resolve(
+      'act_r2',
+      'acc_1',
+      { status: 'denied', resolved_by: 'device:totp', resolved_at: new Date(), receipt: null },
+      { event: 'denied', actor: 'device:dvc_1' },
+    );
+    expect(dropped).toHaveLength(1);
+    // The writer's claim holds the relay off for a while: not published at once...
+    await new Promise((r) => setTimeout(r, 500));
+    expect(consumed).toHaveLength(0);
+    // ...and by the relay once it ends (about five seconds).
+    await expect.poll(() => consumed.map((e) => e.id), { timeout: 10_000, interval: 100 }).toEqual(dropped);
+    await expect.poll(outboxRows).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(consumed).toHaveLength(1);
+  }, 15_000);
+});
