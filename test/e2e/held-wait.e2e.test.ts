@@ -171,7 +171,9 @@ for (const { mode, skip } of modes) {
           const theirs = await open(sibling.body.api_key);
           expect(mine.status).toBe(200);
 
-          const own = await pendingRequest(acct.api_key);
+          // Created while the stream is open (its view is read then, and the resolution sent from the event) and
+          // with metadata, which only a read through the actions service can show decrypted.
+          const own = await pendingRequest(acct.api_key, { metadata: { order: 'A-17' }, recipient: 'lamps.example' });
           const siblings = await pendingRequest(sibling.body.api_key);
           const foreign = await pendingRequest(stranger.api_key);
           await deciding.device(acct.device_id).post(`/actions/${siblings.id}/approve`);
@@ -191,8 +193,10 @@ for (const { mode, skip } of modes) {
             status: 'denied',
             reason: 'too dear',
             title: 'Buy a lamp',
-            metadata: {},
+            metadata: { order: 'A-17' },
           });
+          // Exactly what the agent reads afterwards, receipt included.
+          expect(seen.data).toEqual((await deciding.agent(acct.api_key).get(`/actions/${own.id}`)).body);
           await within(
             5000,
             theirs.next((e) => e.data.id === siblings.id),
