@@ -80,13 +80,25 @@ async function outcomeLatency(
     databaseUrl,
     natsUrl,
     name: 'bench-outcome',
-    env: { LOG_REQUESTS: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DB_POOL_SIZE: '10' },
+    env: {
+      LOG_REQUESTS: 'false',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      DB_POOL_SIZE: '10',
+      // Rate limits stay on (a held wait counts once, at the highest limits allowed); each part of the case uses
+      // an account of its own, so that no key or device makes 10,000 requests within a minute.
+      RATE_LIMIT_AGENT: '10000',
+      RATE_LIMIT_DEVICE: '10000',
+    },
   });
   try {
     const agentUrl = mode === 'processes' ? await stack.addGateway() : stack.baseUrl;
     const holder = apiClient(stack.baseUrl);
-    const acct = await holder.newAccount();
-    const device = holder.device(acct.device_id);
+    let acct = await holder.newAccount();
+    let device = holder.device(acct.device_id);
+    const freshAccount = async () => {
+      acct = await holder.newAccount();
+      device = holder.device(acct.device_id);
+    };
     const create = async () => {
       const r = await holder
         .agent(acct.api_key)
@@ -100,15 +112,16 @@ async function outcomeLatency(
       if (r.status !== 200) throw new Error(`approve failed: ${r.status}`);
       return performance.now();
     };
-    const heldGet = async (id: string, seconds: number) => {
+    const heldGet = async (id: string, seconds: number, apiKey = acct.api_key) => {
       // fetch opens as many connections as there are requests in flight: one per held wait.
-      const res = await fetch(`${agentUrl}/actions/${id}?wait=${seconds}`, { headers: { 'x-api-key': acct.api_key } });
+      const res = await fetch(`${agentUrl}/actions/${id}?wait=${seconds}`, { headers: { 'x-api-key': apiKey } });
       const body = (await res.json()) as ActionView;
       return { at: performance.now(), body };
     };
 
     const rows: NotificationFigures[] = [];
     for (const concurrency of concurrencies) {
+      await freshAccount();
       // Held wait: the agent's request is in place (a moment after it was sent) when the holder approves.
       const held: number[] = [];
       await inParallel(count, concurrency, async () => {
@@ -123,6 +136,7 @@ async function outcomeLatency(
       rows.push(figures(`${label}, ${concurrency} at a time: approve → held wait`, held));
 
       // Event stream: one stream of the agent, open throughout.
+      await freshAccount();
       const stream = await openEventStream(`${agentUrl}/agent/events`, { 'x-api-key': acct.api_key });
       const streamed: number[] = [];
       await inParallel(count, concurrency, async () => {
@@ -136,13 +150,17 @@ async function outcomeLatency(
     }
 
     // Memory: the gateway the agent talks to, before and with `openWaits` held waits open.
+    // Each account makes half the requests, so that no key passes its rate limit.
     const gateway = mode === 'processes' ? stack.processes('gateway').at(-1)! : stack.processes('all-in-one')[0]!;
-    const ids: string[] = [];
-    await inParallel(openWaits, 32, async () => void ids.push(await create()));
-    await inParallel(200, 32, async (i) => void (await heldGet(ids[i]!, 1))); // warm the held-wait path
+    const ids: Array<[string, string]> = [];
+    for (const share of [Math.ceil(openWaits / 2), Math.floor(openWaits / 2)]) {
+      await freshAccount();
+      await inParallel(share, 32, async () => void ids.push([await create(), acct.api_key]));
+    }
+    await inParallel(200, 32, async (i) => void (await heldGet(ids[i]![0], 1, ids[i]![1]))); // warm the held-wait path
     await sleep(1000);
     const before = rssOf(gateway.pid!);
-    const open = ids.map((id) => heldGet(id, 60).catch(() => null));
+    const open = ids.map(([id, key]) => heldGet(id, 60, key).catch(() => null));
     await sleep(Math.max(3000, openWaits)); // every request has reached the gateway and is held
     const during = rssOf(gateway.pid!);
     const memory: MemoryFigure = {
@@ -293,7 +311,7 @@ export const agentOutcomeBench: BenchCase = {
   description:
     'from the approve response to the agent knowing the outcome: held wait and agent event stream; memory of open held waits',
   async run(infra) {
-    const count = Number(process.env.BENCH_OUTCOME_REQUESTS ?? 300);
+    const count = Number(process.env.BENCH_OUTCOME_REQUESTS ?? 1000);
     const concurrencies = (process.env.BENCH_OUTCOME_CONCURRENCY ?? '1,32').split(',').map(Number);
     const openWaits = Number(process.env.BENCH_OPEN_WAITS ?? 5000);
     out(
