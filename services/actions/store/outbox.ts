@@ -43,7 +43,15 @@ export function announce(sql: Sql, source: string) {
     returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`;
 }
 
-/** The outbox row written beside each returned request row: select it as `outbox_event` (to_jsonb of the row). */
+/**
+ * The end of a request-changing statement: the rows of its CTE `source`, each with the outbox row its CTE
+ * `announced` (announce above) wrote for it, as `outbox_event`; `eventsOf` takes them apart.
+ */
+export function selectWithEvents(sql: Sql, source: string) {
+  return sql`select c.*, to_jsonb(a) as outbox_event from ${sql(source)} c left join announced a on a.request_id = c.id`;
+}
+
+/** Takes a statement's rows apart (selectWithEvents): the request rows, and the events to publish. */
 export function eventsOf<R extends { outbox_event?: OutboxRow | null }>(
   rows: R[],
 ): { rows: Array<Omit<R, 'outbox_event'>>; events: ActionEventInput[] } {

@@ -1,7 +1,7 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 import type { PendingRow, RequestRow } from './rows.js';
-import { announce, eventsOf, type OutboxRow } from './outbox.js';
+import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
 import { countingAction } from './accounts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
 
@@ -67,7 +67,7 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
           from created c, jsonb_array_elements(${sql.json(audit as never)}::jsonb) with ordinality as entries(e, n)
           order by n
         ), announced as (${announce(sql, 'created')})
-        select c.*, to_jsonb(a) as outbox_event from created c left join announced a on a.request_id = c.id`;
+        ${selectWithEvents(sql, 'created')}`;
       return afterward(rows)[0];
     },
 
@@ -148,7 +148,7 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
         ), announced as (${announce(sql, 'changed')})
-        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+        ${selectWithEvents(sql, 'changed')}`;
       return afterward(rows)[0];
     },
 
@@ -199,7 +199,7 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
-        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+        ${selectWithEvents(sql, 'changed')}`;
       return afterward(rows)[0];
     },
 
@@ -228,7 +228,7 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
           insert into actions.audit_events (request_id, account_id, event, actor, detail)
           select id, account_id, 'expired', 'system', jsonb_strip_nulls(jsonb_build_object('receipt', receipt)) from changed
         ), announced as (${announce(sql, 'changed')})
-        select c.*, to_jsonb(a) as outbox_event from changed c left join announced a on a.request_id = c.id`;
+        ${selectWithEvents(sql, 'changed')}`;
       return afterward(rows);
     },
 
