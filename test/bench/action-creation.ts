@@ -5,7 +5,19 @@ import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
 import { databaseProbe, printDatabasePerRequest } from './db-stats.js';
-import { load, measured, out, ratio, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
+import {
+  load,
+  measured,
+  out,
+  ratio,
+  settings,
+  table,
+  withDatabase,
+  type BenchCase,
+  type Figures,
+  type Infra,
+} from './load.js';
+import { pacedLoad } from './paced.js';
 
 /** CPU figures of the runs, printed after the table. */
 const cpuReports: Array<() => void> = [];
@@ -49,12 +61,13 @@ async function creation(infra: Infra, mode: StackMode, label: string): Promise<[
         printCpuPerRequest(`${label.slice(0, 3)} at full speed`, used, full.total ?? 0);
         printDatabasePerRequest(`${label.slice(0, 3)} at full speed`, writes);
       });
-      const half = await load(
-        `${label.slice(0, 3)}  at half that rate (${Math.round(full.rps / 2)}/s)`,
+      // Evenly paced (open loop), latency from each request's due time: what an agent sees below saturation.
+      const half = await pacedLoad(
+        `${label.slice(0, 3)}  at half that rate, paced (${Math.round(full.rps / 2)}/s)`,
         `${stack.baseUrl}/actions`,
         headers,
         PURCHASE,
-        { rate: full.rps / 2, warmUp: false },
+        { rate: full.rps / 2, seconds: settings.seconds, connections: settings.connections },
       );
       return [full, half];
     } finally {
@@ -70,7 +83,8 @@ export const actionCreation: BenchCase = {
     const rows = [...(await creation(infra, 'all-in-one', '(a) all-in-one (in-process bus)'))];
     if (infra.natsUrl) rows.push(...(await creation(infra, 'processes', '(b) one process per service over NATS')));
     const reference = measured.get('reference');
-    table(reference ? [reference, ...rows] : rows);
+    const referenceHalf = measured.get('reference-half');
+    table(reference && referenceHalf ? [reference, referenceHalf, ...rows] : rows);
     if (reference) {
       ratio('(a) all-in-one / reference', reference, rows[0]!);
       if (rows[2]) ratio('(b) processes / reference', reference, rows[2]);

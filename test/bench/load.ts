@@ -47,8 +47,8 @@ export async function withDatabase<T>(infra: Infra, use: (url: string) => Promis
 export const measured = new Map<string, Figures>();
 
 /**
- * Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up. `rate` caps the total requests
- * per second (to read latency below saturation); `warmUp: false` skips the warm-up (the server is already warm).
+ * Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up; `warmUp: false` skips the warm-up
+ * (the server is already warm). For latency below saturation see paced.ts.
  */
 export async function load(
   name: string,
@@ -56,7 +56,6 @@ export async function load(
   headers: Record<string, string>,
   body: unknown,
   options: {
-    rate?: number;
     warmUp?: boolean;
     /** Length of the measured run (default BENCH_SECONDS). */
     seconds?: number;
@@ -86,7 +85,6 @@ export async function load(
             ],
           }
         : {}),
-      ...(options.rate ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
     });
   if (options.warmUp !== false) await run(2); // warm-up: JIT, connection pools, the auth cache
   options.probe?.start();
@@ -127,7 +125,7 @@ export function table(rows: Figures[]): void {
   );
   for (const r of rows) {
     out(
-      `${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.non2xx + r.errors).padStart(8)}`,
+      `${r.name.padEnd(52)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(r.p50 < 10 ? 2 : 1).padStart(8)} ${r.p99.toFixed(r.p99 < 10 ? 2 : 1).padStart(8)} ${String(r.non2xx + r.errors).padStart(8)}`,
     );
   }
 }

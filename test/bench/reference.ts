@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { PURCHASE } from './action-creation.js';
-import { load, measured, table, withDatabase, type BenchCase } from './load.js';
+import { load, measured, settings, table, withDatabase, type BenchCase } from './load.js';
+import { pacedLoad } from './paced.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -40,12 +41,22 @@ export const reference: BenchCase = {
     const figures = await withDatabase(infra, async (databaseUrl) => {
       const server = await startReference(databaseUrl);
       try {
-        return await load('(r) reference: fastify + zod + one insert', `${server.url}/actions`, {}, PURCHASE);
+        const full = await load('(r) reference: fastify + zod + one insert', `${server.url}/actions`, {}, PURCHASE);
+        // The same pacing as the create case's half-rate runs: what latency below saturation is on this machine.
+        const half = await pacedLoad(
+          `(r)  at half that rate, paced (${Math.round(full.rps / 2)}/s)`,
+          `${server.url}/actions`,
+          {},
+          PURCHASE,
+          { rate: full.rps / 2, seconds: settings.seconds, connections: settings.connections },
+        );
+        return [full, half] as const;
       } finally {
         await server.stop();
       }
     });
-    measured.set('reference', figures);
-    table([figures]);
+    measured.set('reference', figures[0]);
+    measured.set('reference-half', figures[1]);
+    table([...figures]);
   },
 };

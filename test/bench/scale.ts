@@ -13,6 +13,7 @@ const options = {
   connections: Number(process.env.BENCH_SCALE_CONNECTIONS ?? 4),
   seconds: Number(process.env.BENCH_SCALE_SECONDS ?? 5),
 };
+// BENCH_SCALE_LISTS: a comma list of substrings; only the lists whose name contains one are measured (profiling).
 const MODE = (process.env.BENCH_SCALE_MODE ?? 'all-in-one') as StackMode;
 
 /** Resolved requests of every type, newest a few seconds ago, oldest about a month back: one INSERT … SELECT. */
@@ -98,7 +99,9 @@ export const scaleBench: BenchCase = {
           ['GET /account', '/account', deviceHeaders],
         ];
         const figures: Figures[] = [];
-        for (const [name, path, headers] of lists)
+        const only = process.env.BENCH_SCALE_LISTS?.split(',').filter(Boolean);
+        const chosen = only ? lists.filter(([name]) => only.some((o) => name.includes(o))) : lists;
+        for (const [name, path, headers] of chosen)
           figures.push(await loadGet(name, `${stack.baseUrl}${path}`, headers, options));
         return figures;
       } finally {
