@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PendingItem } from '@agent-auth/contracts';
 import type { RequestRow } from '../store/rows.js';
-import { toActionView, toPendingItem } from './views.js';
+import { currentPendingItem, toActionView, toPendingItem } from './views.js';
 
 const row: RequestRow = {
   id: 'act_1',
@@ -39,16 +39,30 @@ describe('the pending list entry', () => {
   it('is the action view cut to the fields the pending contract names, with the agent name', () => {
     const metadata = { order: 'P-1' };
     const expected = PendingItem.parse({ ...toActionView(row, metadata), agent_name: 'Shopper' });
-    const item = toPendingItem({ ...row, agent_name: 'Shopper' }, metadata);
+    const item = toPendingItem({ ...row, agent_name: 'Shopper' }, metadata, row.quorum_approvals);
     expect(item).toEqual(expected);
     expect(Object.keys(item).sort()).toEqual(Object.keys(PendingItem.shape).sort());
     expect(item.amount).toBe(42.5);
   });
 
   it('has no amount and no quorum when the request has neither', () => {
-    const item = toPendingItem({ ...row, amount_cents: null, quorum_required: null, agent_name: 'A' }, {});
+    const item = toPendingItem({ ...row, amount_cents: null, quorum_required: null, agent_name: 'A' }, {}, null);
     expect(item.amount).toBeNull();
     expect(item.amount_cents).toBeNull();
     expect(item.quorum).toBeNull();
+  });
+
+  it('is shown with the quorum approvals of the moment, the kept entry left as it was', () => {
+    const kept = Object.freeze(toPendingItem({ ...row, agent_name: 'Shopper' }, {}, null));
+    expect(kept.quorum).toEqual({ required: 2, approvals: [] });
+    const now = currentPendingItem(kept, row.quorum_approvals);
+    expect(now.quorum).toEqual({ required: 2, approvals: row.quorum_approvals });
+    expect({ ...now, quorum: null }).toEqual({ ...kept, quorum: null });
+    expect(kept.quorum?.approvals).toEqual([]);
+  });
+
+  it('is the kept entry itself when the request has no quorum', () => {
+    const kept = toPendingItem({ ...row, quorum_required: null, agent_name: 'A' }, {}, null);
+    expect(currentPendingItem(kept, null)).toBe(kept);
   });
 });

@@ -1,4 +1,4 @@
-import { type ActionView, fromCents, type PendingItem } from '@agent-auth/contracts';
+import { type ActionView, fromCents, type PendingItem, type QuorumApproval } from '@agent-auth/contracts';
 import type { PendingRow, RequestRow } from '../store/rows.js';
 
 type Metadata = Record<string, unknown>;
@@ -38,9 +38,13 @@ export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
 
 /**
  * An entry of the device's pending list: the fields of the action view its contract names, and the agent's name.
- * Built field by field: a device reads hundreds of these at a time.
+ * Built field by field: a device reads hundreds of these at a time. `approvals` are the quorum's so far.
  */
-export function toPendingItem(row: PendingRow, metadata: Metadata): PendingItem {
+export function toPendingItem(
+  row: PendingRow,
+  metadata: Metadata,
+  approvals: QuorumApproval[] | null | undefined,
+): PendingItem {
   const cents = row.amount_cents === null ? null : Number(row.amount_cents);
   return {
     id: row.id,
@@ -56,10 +60,18 @@ export function toPendingItem(row: PendingRow, metadata: Metadata): PendingItem 
     recipient: row.recipient,
     metadata,
     content_hash: row.content_hash,
-    status: row.status as PendingItem['status'],
+    status: 'pending',
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
-    quorum: row.quorum_required ? { required: row.quorum_required, approvals: row.quorum_approvals ?? [] } : null,
+    quorum: row.quorum_required ? { required: row.quorum_required, approvals: approvals ?? [] } : null,
     agent_name: row.agent_name,
   };
+}
+
+/**
+ * A kept pending entry as it stands now: itself, or with the quorum's current approvals (the only part of a pending
+ * request that changes). The kept entry is shared, so it is never changed in place.
+ */
+export function currentPendingItem(kept: PendingItem, approvals: QuorumApproval[] | null | undefined): PendingItem {
+  return kept.quorum ? { ...kept, quorum: { required: kept.quorum.required, approvals: approvals ?? [] } } : kept;
 }

@@ -1,6 +1,6 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
-import type { PendingRow, RequestRow } from './rows.js';
+import type { PendingHead, PendingRow, RequestRow } from './rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
 import { countingAction } from './accounts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
@@ -107,16 +107,26 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
     },
 
     /** An account's pending, unexpired requests: critical first, then oldest first. */
-    async pendingForAccount(accountId: string, limit: number): Promise<PendingRow[]> {
-      // Only what the list shows: a device reads hundreds of these again and again, and every column is parsed.
-      return sql<PendingRow[]>`
-        select r.id, r.agent_id, r.action_type, r.title, r.description, r.risk_level, r.reversible, r.amount_cents,
-          r.currency, r.recipient, r.metadata_enc, r.content_hash, r.status, r.created_at, r.expires_at,
-          r.quorum_required, r.quorum_approvals, a.name as agent_name
-        from actions.requests r join actions.agents a on a.id = r.agent_id
+    /**
+     * The account's pending, unexpired requests in list order: the id and the one thing that changes while a request
+     * is pending (its quorum's approvals). Everything else of an entry is fixed once created (pendingRows).
+     */
+    async pendingHeads(accountId: string, limit: number): Promise<PendingHead[]> {
+      return sql<PendingHead[]>`
+        select r.id, r.quorum_approvals from actions.requests r
         where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
         order by r.risk_rank desc, r.created_at asc, r.id asc
         limit ${limit}`;
+    },
+
+    /** The pending list's columns of these requests (a device reads hundreds of entries: only what it shows). */
+    async pendingRows(ids: string[]): Promise<PendingRow[]> {
+      return sql<PendingRow[]>`
+        select r.id, r.agent_id, r.action_type, r.title, r.description, r.risk_level, r.reversible, r.amount_cents,
+          r.currency, r.recipient, r.metadata_enc, r.content_hash, r.created_at, r.expires_at,
+          r.quorum_required, a.name as agent_name
+        from actions.requests r join actions.agents a on a.id = r.agent_id
+        where r.id = any(${ids})`;
     },
 
     /**

@@ -76,9 +76,10 @@ export type PendingRow = Pick<
   | 'recipient'
   | 'metadata_enc'
   | 'content_hash'
-  | 'status'
   | 'created_at'
   | 'expires_at'
   | 'quorum_required'
-  | 'quorum_approvals'
 > & { agent_name: string };
+
+/** A pending request's place in the list, and what of it can change while it is pending. */
+export type PendingHead = Pick<RequestRow, 'id' | 'quorum_approvals'>;
