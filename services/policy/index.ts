@@ -1,6 +1,6 @@
 import type { Bus } from '@agent-auth/bus';
 import type { PolicySettings } from '@agent-auth/config';
-import { policyChanged, policyEndpoints } from '@agent-auth/contracts';
+import { policyChanged, policyEndpoints, spendChanged } from '@agent-auth/contracts';
 import { packageDir, type Sql } from '@agent-auth/db';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
@@ -12,6 +12,7 @@ import { createGrantStore } from './store/grants.js';
 import { createRuleStore } from './store/rules.js';
 import { createPolicyCache } from './store/policy-cache.js';
 import { createSpendStore } from './store/spend.js';
+import { createSpendCache } from './store/spend-cache.js';
 import { createDecisions } from './use-cases/decisions.js';
 import type { PolicyDeps } from './use-cases/deps.js';
 import { createSettings } from './use-cases/settings.js';
@@ -30,8 +31,10 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
     ttlMs: POLICY_CACHE_TTL_MS,
     maxAccounts: POLICY_CACHE_ACCOUNTS,
   });
+  const spendCache = createSpendCache({ ttlMs: POLICY_CACHE_TTL_MS, maxAccounts: POLICY_CACHE_ACCOUNTS });
   // Subscribed before serving, so no change another replica makes once this one decides goes unheard.
-  const unsubscribe = bus.subscribe(policyChanged, ({ account_id }) => policyCache.invalidate(account_id));
+  const unsubscribePolicy = bus.subscribe(policyChanged, ({ account_id }) => policyCache.invalidate(account_id));
+  const unsubscribeSpend = bus.subscribe(spendChanged, ({ account_id }) => spendCache.invalidate(account_id));
   const deps: PolicyDeps = {
     rules: createRuleStore(sql),
     limits: createLimitStore(sql),
@@ -39,6 +42,11 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
     spend: createSpendStore(sql),
     accountPolicy,
     policyCache,
+    spendCache,
+    spendChanged: (accountId) => {
+      spendCache.invalidate(accountId);
+      bus.publish(spendChanged, { account_id: accountId });
+    },
     now: () => new Date(),
   };
   const announceChange = (accountId: string) => bus.publish(policyChanged, { account_id: accountId });
@@ -57,7 +65,8 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
   return {
     async stop() {
       await served.stop();
-      unsubscribe();
+      unsubscribePolicy();
+      unsubscribeSpend();
     },
   };
 }

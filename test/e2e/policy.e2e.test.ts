@@ -583,6 +583,31 @@ for (const { mode, skip } of modes) {
       }
     });
 
+    it('every replica denies by the spend a person approved a moment ago, whichever replica counted it (each keeps the totals it read)', async () => {
+      if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
+      const acct = await api.newAccount();
+      const daily = await limit(acct, { period: 'daily', amount_limit: 100 });
+      // Ten at once reach both replicas (the queue group spreads them): each reads the day's total and keeps it.
+      const burst = async (amount: number) => Promise.all(Array.from({ length: 10 }, () => buy(acct.api_key, amount)));
+      const first = await burst(10);
+      expect(first.map((r) => r.status)).toEqual(Array(10).fill('pending'));
+      // Nine approvals, each counted by whichever replica takes it: $90 of the day's $100.
+      for (const req of first.slice(0, 9)) {
+        const approved = await api.device(acct.device_id).post(`/actions/${req.id}/approve`);
+        expect(approved.body.status).toBe('approved');
+      }
+      const over = await burst(20);
+      expect(over.map((r) => r.status)).toEqual(Array(10).fill('denied'));
+      expect(over[0]).toMatchObject({
+        resolved_by: `spending_limit:${daily.limit_id}`,
+        spending_limit_exceeded: { period: 'daily', limit: 100, spent: 90, requested: 20 },
+      });
+      expect((await burst(10)).map((r) => r.status)).toEqual(Array(10).fill('pending')); // exactly the limit: allowed
+      // A deny that releases nothing changes nothing; the tenth request's approval takes the day to its limit.
+      expect((await api.device(acct.device_id).post(`/actions/${first[9]!.id}/approve`)).body.status).toBe('approved');
+      expect((await burst(1)).map((r) => r.status)).toEqual(Array(10).fill('denied'));
+    });
+
     it('never spends past a limit under concurrency: 40 simultaneous $10 purchases against $100 a day give 10 approved, 30 denied', async () => {
       if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
       const before = mode === 'processes' ? await decideCountsPerProcess(prefix) : new Map<string, number>();

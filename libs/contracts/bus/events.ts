@@ -9,3 +9,6 @@ export const identityRevoked = defineEvent(
 
 /** Broadcast after an account's rules or spending limits change, so every policy replica drops its cached copy. */
 export const policyChanged = defineEvent('policy_changed', z.object({ account_id: z.string() }));
+
+/** Broadcast after an account's recorded spend changes, so every policy replica drops its copy of the totals. */
+export const spendChanged = defineEvent('spend_changed', z.object({ account_id: z.string() }));

@@ -132,7 +132,10 @@ async function decideFrom(
       windowsAt(now),
       true,
     );
-    if (locked.recorded) return byRule(rule, true);
+    if (locked.recorded) {
+      deps.spendChanged(req.account_id);
+      return byRule(rule, true);
+    }
     const denial = limitDenial(checkable, withSpend(covering, locked.spent), (l) => l.spent_cents);
     if (denial) return denial;
     // Refused by no limit even of a fresh copy: this action's spend was recorded already (a repeated decision).
@@ -143,9 +146,13 @@ async function decideFrom(
   // Limits come before rules: a request past a limit is denied even when no rule would approve it. Spend only
   // grows (a release takes back an approval that never happened), so a denial read without the lock stands.
   const checkable: Checkable = { ...req, amount_cents: amount };
-  const spent = await deps.spend.spentIn(
+  // Read from the replica's copy of the totals: a denial read a moment late stands just the same (spend only grows);
+  // a total read before another replica's approval arrived leaves the request to a person, as a read racing that
+  // approval always could.
+  const spent = await deps.spendCache.totals(
     req.account_id,
     covering.map((l) => scopeOf(l, now)),
+    (scopes) => deps.spend.spentIn(req.account_id, scopes),
   );
   const denial = limitDenial(checkable, withSpend(covering, spent), (l) => l.spent_cents);
   if (denial) return denial;
@@ -175,6 +182,7 @@ async function byGrant(
     windowsAt(now),
   );
   if (used.grant_id) {
+    deps.spendChanged(req.account_id);
     return { outcome: 'approved', resolved_by: `grant:${used.grant_id}`, rule_applied: null, spend_recorded: true };
   }
   if (req.amount_cents !== null && used.spent.size > 0) {
@@ -208,12 +216,14 @@ export function createDecisions(deps: PolicyDeps) {
       const now = deps.now();
       const spend = { ...spendOf(req), approved_by: 'person' as const, approved_at: now };
       const { recorded } = await deps.spend.record(req.account_id, spend, windowsAt(now), false);
+      if (recorded) deps.spendChanged(req.account_id);
       ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
       return { recorded };
     },
 
     async releaseSpend({ account_id, action_id }: ReleaseSpendRequest, ctx: RequestContext) {
       const released = await deps.spend.release(account_id, action_id);
+      if (released) deps.spendChanged(account_id);
       if (released) ctx.log.info({ action_id }, 'spend released');
       return { released };
     },
