@@ -15,6 +15,10 @@ describe('keyring', () => {
   it('uses a fresh nonce for every value', () => {
     const ring = parseKeyring(spec);
     expect(ring.encrypt('same', 'c')).not.toBe(ring.encrypt('same', 'c'));
+    // Across refills of the nonce pool (1,024 nonces each): no nonce repeats, and each value still opens.
+    const tokens = Array.from({ length: 3000 }, (_, i) => ring.encrypt(`v${i}`, 'c'));
+    expect(new Set(tokens.map((t) => t.split(':')[2])).size).toBe(3000);
+    expect(tokens.every((t, i) => ring.decrypt(t, 'c') === `v${i}`)).toBe(true);
   });
 
   it('refuses a ciphertext moved to another context or tampered with', () => {
