@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { apiClient } from '../harness/http.js';
+import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile } from '../harness/upstream.js';
 import { out, withDatabase, type BenchCase } from './load.js';
@@ -122,10 +123,18 @@ export async function vaultExecution(options: {
       options.concurrency,
       async (i) => (await api.agent(acct.api_key).post(`/vault/execute/${warmIds[i]}`)).status === 200,
     );
+    const cpu = cpuProbe(processGroups(stack, options.databaseUrl));
+    const benchCpu = process.cpuUsage();
+    cpu.start();
     const viaVault = await measure(`vault execution (${options.mode})`, ids.length, options.concurrency, async (i) => {
       const res = await api.agent(acct.api_key).post(`/vault/execute/${ids[i]}`);
       return res.status === 200 && res.body.status_code === 200;
     });
+    const used = cpu.stop();
+    // The bench process is the agent's HTTP client and the upstream (TLS server) here.
+    const own = process.cpuUsage(benchCpu);
+    used.set('bench (client + upstream)', (own.user + own.system) / 1000);
+    printCpuPerRequest(`vault execution (${options.mode})`, used, ids.length);
     return [directFigures, viaVault];
   } finally {
     await direct.close();
