@@ -46,14 +46,21 @@ type Groups = Map<string, () => number[]>;
  * server's shared processes, WAL writer and checkpointer, are then left out too).
  */
 export function processGroups(stack: Stack, databaseUrl?: string): Groups {
-  const groups: Groups = new Map();
+  const services: Record<string, number[]> = {};
   for (const service of ['all-in-one', 'gateway', 'actions', 'policy', 'vault-executor', 'notifier']) {
     const pids = stack
       .processes(service)
       .map((c) => c.pid!)
       .filter(Boolean);
-    if (pids.length) groups.set(service, () => pids);
+    if (pids.length) services[service] = pids;
   }
+  return groupsOf(services, databaseUrl);
+}
+
+/** Named processes of a bench's own (e.g. the reference server), then nats-server and postgres as above. */
+export function groupsOf(processes: Record<string, number[]>, databaseUrl?: string): Groups {
+  const groups: Groups = new Map();
+  for (const [name, pids] of Object.entries(processes)) groups.set(name, () => pids);
   groups.set('nats-server', () => pidsOf('nats-server'));
   const database = databaseUrl && decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
   groups.set(database ? 'postgres (its backends)' : 'postgres', () =>

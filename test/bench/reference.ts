@@ -5,10 +5,11 @@ import { resolve } from 'node:path';
 import { PURCHASE } from './action-creation.js';
 import { load, measured, settings, table, withDatabase, type BenchCase } from './load.js';
 import { pacedLoad } from './paced.js';
+import { cpuProbe, groupsOf, printCpuPerRequest } from './cpu.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-async function startReference(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+async function startReference(databaseUrl: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/reference-server.ts'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, DB_POOL_SIZE: '10' },
@@ -25,6 +26,7 @@ async function startReference(databaseUrl: string): Promise<{ url: string; stop(
   });
   return {
     url,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
@@ -34,6 +36,9 @@ async function startReference(databaseUrl: string): Promise<{ url: string; stop(
   };
 }
 
+/** The reference's CPU per request (printed after its table). */
+let referenceCpu = () => {};
+
 export const reference: BenchCase = {
   name: 'reference',
   description: 'POST /actions on a bare fastify + zod + one-insert server (the yardstick of the create case)',
@@ -41,7 +46,13 @@ export const reference: BenchCase = {
     const figures = await withDatabase(infra, async (databaseUrl) => {
       const server = await startReference(databaseUrl);
       try {
-        const full = await load('(r) reference: fastify + zod + one insert', `${server.url}/actions`, {}, PURCHASE);
+        const cpu = cpuProbe(groupsOf({ reference: [server.pid] }, databaseUrl));
+        let used = new Map<string, number>();
+        const probe = { start: () => cpu.start(), stop: () => (used = cpu.stop()) };
+        const full = await load('(r) reference: fastify + zod + one insert', `${server.url}/actions`, {}, PURCHASE, {
+          probe,
+        });
+        referenceCpu = () => printCpuPerRequest('(r) reference at full speed', used, full.total ?? 0);
         // The same pacing as the create case's half-rate runs: what latency below saturation is on this machine.
         const half = await pacedLoad(
           `(r)  at half that rate, paced (${Math.round(full.rps / 2)}/s)`,
@@ -58,5 +69,6 @@ export const reference: BenchCase = {
     measured.set('reference', figures[0]);
     measured.set('reference-half', figures[1]);
     table([...figures]);
+    referenceCpu();
   },
 };
