@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Repairs a known defect of a dependency in place, after every install (bin/prepare.mjs, the Dockerfile), until a
-// release fixes it. Idempotent: a patched file carries a marker and is left alone.
+// Repairs known defects of dependencies in place, after every install (bin/prepare.mjs, the Dockerfile), until a
+// release fixes them. Idempotent: a patched file carries a marker and is left alone; a file that is not the code a
+// patch knows is left as it is, with a line saying so.
 //
 // postgres.js 3.4.9 (porsager/postgres#1154, #1208; fix proposed in #1168, #1209): a small write is deferred with
 // setImmediate; when the connection closes first (a database restart), the deferred write dereferences the nulled
@@ -8,19 +9,28 @@
 // left behind keeps the connection from ever flushing again. The chaos suite's Postgres restart found it taking
 // down an actions replica. Patched: a write with no socket fails its queries with CONNECTION_CLOSED (the pool
 // reconnects), and closing clears the pending write.
+//
+// @nats-io/nats-core 3.4.0 (and main as of 2026-11): every answered request, after resolving its promise, calls
+// `cancel()`, which builds `new RequestError("cancelled")` (an Error, so a captured stack) to reject the promise it
+// has just resolved, a no-op. That is a stack capture per bus request even with `noAsyncTraces` (3 % of a gateway's
+// busy time on the list paths). Patched: an answered request only leaves the mux (its timer is already cancelled).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MARKER = '/* agent-auth: nextWrite guard */';
 
-const edits = [
+const patches = [
   {
-    from: `  function nextWrite(fn) {
+    what: 'nextWrite on a closed connection',
+    marker: '/* agent-auth: nextWrite guard */',
+    files: ['node_modules/postgres/src/connection.js', 'node_modules/postgres/cjs/src/connection.js'],
+    edits: (marker) => [
+      {
+        from: `  function nextWrite(fn) {
     const x = socket.write(chunk, fn)`,
-    to: `  function nextWrite(fn) {
-    ${MARKER}
+        to: `  function nextWrite(fn) {
+    ${marker}
     if (!socket) {
       nextWriteTimer !== null && clearImmediate(nextWriteTimer)
       chunk = nextWriteTimer = null
@@ -28,26 +38,51 @@ const edits = [
       return false
     }
     const x = socket.write(chunk, fn)`,
-  },
-  {
-    from: `    clearImmediate(nextWriteTimer)
+      },
+      {
+        from: `    clearImmediate(nextWriteTimer)
     socket.removeListener('data', data)`,
-    to: `    clearImmediate(nextWriteTimer)
+        to: `    clearImmediate(nextWriteTimer)
     chunk = nextWriteTimer = null
     socket.removeListener('data', data)`,
+      },
+    ],
+  },
+  {
+    what: 'no error built for an answered request',
+    marker: '/* agent-auth: answered request leaves the mux */',
+    files: ['node_modules/@nats-io/nats-core/lib/request.js'],
+    edits: (marker) => [
+      {
+        from: `        else {
+            this.deferred.resolve(msg);
+        }
+        this.cancel();
+    }`,
+        to: `        else {
+            this.deferred.resolve(msg);
+        }
+        ${marker}
+        this.mux.cancel(this);
+    }`,
+      },
+    ],
   },
 ];
 
-for (const file of ['node_modules/postgres/src/connection.js', 'node_modules/postgres/cjs/src/connection.js']) {
-  const path = join(root, file);
-  if (!existsSync(path)) continue;
-  let text = readFileSync(path, 'utf8');
-  if (text.includes(MARKER)) continue;
-  if (!edits.every((e) => text.includes(e.from))) {
-    process.stderr.write(`${file}: not the code this patch knows (postgres.js updated?); left as it is\n`);
-    continue;
+for (const patch of patches) {
+  for (const file of patch.files) {
+    const path = join(root, file);
+    if (!existsSync(path)) continue;
+    let text = readFileSync(path, 'utf8');
+    if (text.includes(patch.marker)) continue;
+    const edits = patch.edits(patch.marker);
+    if (!edits.every((e) => text.includes(e.from))) {
+      process.stderr.write(`${file}: not the code this patch knows (updated?); left as it is\n`);
+      continue;
+    }
+    for (const e of edits) text = text.replace(e.from, e.to);
+    writeFileSync(path, text);
+    process.stderr.write(`${file}: patched (${patch.what})\n`);
   }
-  for (const e of edits) text = text.replace(e.from, e.to);
-  writeFileSync(path, text);
-  process.stderr.write(`${file}: patched (nextWrite on a closed connection)\n`);
 }
