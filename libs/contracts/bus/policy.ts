@@ -47,6 +47,11 @@ export const PolicyDecision = z.discriminatedUnion('outcome', [
     /** Set when a quorum rule matched (DESIGN 5.3): the rule's name and how many devices must approve. */
     rule_applied: z.string().optional(),
     quorum: z.number().int().optional(),
+    /**
+     * Set when the account has no rule, limit or live grant at all: every request of it is pending, as this one,
+     * until its policy changes (the `policy_changed` event), so a caller may answer that itself until then.
+     */
+    no_policy: z.literal(true).optional(),
   }),
   z.object({
     outcome: z.enum(['approved', 'denied']),

@@ -5,12 +5,18 @@ import {
   type DevicePrincipal,
   type GrantView,
   type PolicyDecision,
+  policyChanged,
   policyEndpoints,
   policyVersion,
   type RecordSpendRequest,
   type ReleaseSpendRequest,
 } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
+import { createNoPolicyAccounts } from './no-policy-accounts.js';
+
+/** As long as the policy replicas keep their copies without hearing of a change (bounds a lost event). */
+const NO_POLICY_TTL_MS = 30_000;
+const NO_POLICY_ACCOUNTS = 50_000;
 
 /**
  * The seam where the actions service asks for automatic decisions and reports spend, in the policy service's own
@@ -47,8 +53,14 @@ export const noAutomaticDecisions: PolicyDecider = {
   },
 };
 
-/** The policy service over the bus: the PolicyDecider that services/actions/main.ts and all-in-one wire in. */
+/**
+ * The policy service over the bus: the PolicyDecider that services/actions/main.ts and all-in-one wire in. Requests
+ * of accounts the policy service said have no policy are answered here until the account's policy changes.
+ */
 export function policyOverBus(bus: Bus): PolicyDecider {
+  const noPolicy = createNoPolicyAccounts({ ttlMs: NO_POLICY_TTL_MS, maxAccounts: NO_POLICY_ACCOUNTS });
+  // Subscribed before the service serves (this is wired in first), so no change after a noted answer goes unheard.
+  bus.subscribe(policyChanged, ({ account_id }) => noPolicy.drop(account_id));
   const releaseSpend: PolicyDecider['releaseSpend'] = async (input, ctx) => {
     try {
       await bus.request(policyEndpoints.releaseSpend, input, { requestId: ctx.requestId });
@@ -63,7 +75,14 @@ export function policyOverBus(bus: Bus): PolicyDecider {
       // the spend already recorded (one row per action id); releasing it here could take back, after the fact, the
       // spend of the request that retry stores approved, and let the limit be passed. If no retry ever stores the
       // request, the spend stays over-counted, which errs on the side of spending less.
-      return bus.request(policyEndpoints.decide, input, { requestId: ctx.requestId });
+      const known = noPolicy.emptyPolicyVersion(input.account_id);
+      if (known) return { outcome: 'pending', policy_version: known };
+      const ticket = noPolicy.ticket();
+      const decision = await bus.request(policyEndpoints.decide, input, { requestId: ctx.requestId });
+      if (decision.outcome === 'pending' && decision.no_policy) {
+        noPolicy.note(input.account_id, decision.policy_version, ticket);
+      }
+      return decision;
     },
     async recordSpend(input, ctx) {
       // Never released on a time-out here: the request is still approvable; a racing approval may count on this row.

@@ -90,6 +90,9 @@ function spendOf(
  */
 async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
   const policy = await deps.policyCache.get(req.account_id);
+  if (policy.rules.length === 0 && policy.limits.length === 0 && policy.grants.length === 0) {
+    return { outcome: 'pending', policy_version: policy.version, no_policy: true };
+  }
   const decision = await decideFrom(deps, policy, req, false);
   // The version of exactly the rules and limits decided under (DESIGN 5.2).
   if (decision !== STALE) return { ...decision, policy_version: policy.version } as PolicyDecision;
