@@ -11,3 +11,4 @@ export { handle } from './dispatch.js';
 export { connectNatsBus } from './nats-bus.js';
 export { createInProcessBus } from './in-process-bus.js';
 export type { ActionEventStream, ConsumerSpec } from './action-event-stream.js';
+export { createDroppedOnChange, type DroppedOnChange } from './dropped-on-change.js';

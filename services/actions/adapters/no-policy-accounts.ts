@@ -1,3 +1,5 @@
+import { createDroppedOnChange } from '@agent-auth/bus';
+
 /**
  * The accounts the policy service said have no rule, limit or live grant: their requests are pending, and this
  * replica answers that itself instead of asking (a bus round trip per create, about a seventh of a create's cost
@@ -7,32 +9,18 @@
  * the policy replicas' own copies).
  */
 export function createNoPolicyAccounts(input: { ttlMs: number; maxAccounts: number; now?: () => number }) {
-  const now = input.now ?? Date.now;
-  const noted = new Map<string, { at: number; policyVersion: string }>();
-  let changes = 0;
+  // By account: the policy_version of its empty policy.
+  const copies = createDroppedOnChange<string>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now: input.now });
   return {
     /** The policy_version of the account's empty policy when it is known to have none, else undefined. */
-    emptyPolicyVersion(accountId: string): string | undefined {
-      const entry = noted.get(accountId);
-      return entry && now() - entry.at < input.ttlMs ? entry.policyVersion : undefined;
-    },
+    emptyPolicyVersion: (accountId: string): string | undefined => copies.get(accountId),
     /** Taken before asking the policy service; `note` ignores an answer if any change was heard meanwhile. */
-    ticket(): number {
-      return changes;
-    },
+    ticket: (): number => copies.ticket(),
     /** Keeps what the policy service answered: the account has no policy. */
-    note(accountId: string, policyVersion: string, ticket: number): void {
-      if (ticket !== changes) return;
-      noted.delete(accountId);
-      noted.set(accountId, { at: now(), policyVersion });
-      // Maps keep insertion order: the first key is the one noted longest ago.
-      if (noted.size > input.maxAccounts) noted.delete(noted.keys().next().value!);
-    },
+    note: (accountId: string, policyVersion: string, ticket: number): void =>
+      copies.keep(accountId, policyVersion, ticket),
     /** The account's policy changed. */
-    drop(accountId: string): void {
-      changes++;
-      noted.delete(accountId);
-    },
+    drop: (accountId: string): void => copies.drop(accountId),
   };
 }
 export type NoPolicyAccounts = ReturnType<typeof createNoPolicyAccounts>;

@@ -1,3 +1,4 @@
+import { createDroppedOnChange } from '@agent-auth/bus';
 import type { AccountPolicy } from './account-policy.js';
 
 /** An account's rules and limits as decisions use them; limits without their spend, which changes with every approval. */
@@ -18,32 +19,25 @@ export function createPolicyCache(input: {
   now?: () => number;
 }) {
   const now = input.now ?? Date.now;
-  const entries = new Map<string, { policy: CachedPolicy; loadedAt: number }>();
-  let version = 0;
+  const copies = createDroppedOnChange<CachedPolicy>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now });
   return {
     /** The account's rules and limits: the cached copy, or loaded (one round trip) and cached. */
     async get(accountId: string): Promise<CachedPolicy> {
-      const hit = entries.get(accountId);
-      if (hit && now() - hit.loadedAt < input.ttlMs) return hit.policy;
-      const started = version;
+      const hit = copies.get(accountId);
+      if (hit) return hit;
+      const ticket = copies.ticket();
       const loadedAt = now();
       const policy = await input.load(accountId);
-      if (version === started) {
-        entries.delete(accountId);
-        entries.set(accountId, { policy, loadedAt });
-        // Maps keep insertion order: the first key is the entry loaded longest ago.
-        if (entries.size > input.maxAccounts) entries.delete(entries.keys().next().value!);
-      }
+      copies.keep(accountId, policy, ticket, loadedAt);
       return policy;
     },
     /** Drops an account's copy (its rules or limits changed). */
     invalidate(accountId: string): void {
-      version++;
-      entries.delete(accountId);
+      copies.drop(accountId);
     },
     /** How many accounts are cached (for tests and metrics). */
     get size(): number {
-      return entries.size;
+      return copies.size;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createDroppedOnChange } from '@agent-auth/bus';
 import type { SpendScope } from './spend.js';
 
 const keyOf = (scope: SpendScope) => `${scope.id}|${scope.start.getTime()}`;
@@ -12,8 +13,8 @@ const keyOf = (scope: SpendScope) => `${scope.id}|${scope.start.getTime()}`;
  */
 export function createSpendCache(input: { ttlMs: number; maxAccounts: number; now?: () => number }) {
   const now = input.now ?? Date.now;
-  const entries = new Map<string, { totals: Map<string, number>; loadedAt: number }>();
-  let version = 0;
+  // By account: each scope's total, by limit and window start.
+  const copies = createDroppedOnChange<Map<string, number>>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now });
   return {
     /** The spend of each scope by limit id: from the copy when it has every one of them, else read and kept. */
     async totals(
@@ -21,30 +22,26 @@ export function createSpendCache(input: { ttlMs: number; maxAccounts: number; no
       scopes: readonly SpendScope[],
       read: (scopes: readonly SpendScope[]) => Promise<Map<string, number>>,
     ): Promise<Map<string, number>> {
-      const hit = entries.get(accountId);
-      if (hit && now() - hit.loadedAt < input.ttlMs && scopes.every((s) => hit.totals.has(keyOf(s)))) {
-        return new Map(scopes.map((s) => [s.id, hit.totals.get(keyOf(s))!]));
+      const hit = copies.get(accountId);
+      if (hit && scopes.every((s) => hit.has(keyOf(s)))) {
+        return new Map(scopes.map((s) => [s.id, hit.get(keyOf(s))!]));
       }
-      const started = version;
-      const loadedAt = now();
+      const ticket = copies.ticket();
+      const readAt = now();
       const spent = await read(scopes);
-      if (version === started) {
-        // Nothing changed the account's spend during the read, so totals kept before it still hold: added to.
-        const kept = entries.get(accountId);
-        const entry =
-          kept && now() - kept.loadedAt < input.ttlMs ? kept : { totals: new Map<string, number>(), loadedAt };
-        for (const scope of scopes) if (spent.has(scope.id)) entry.totals.set(keyOf(scope), spent.get(scope.id)!);
-        entries.delete(accountId);
-        entries.set(accountId, entry);
-        // Maps keep insertion order: the first key is the entry read longest ago.
-        if (entries.size > input.maxAccounts) entries.delete(entries.keys().next().value!);
+      if (copies.ticket() === ticket) {
+        // Nothing changed the account's spend during the read, so totals kept before it still hold: added to,
+        // expiring with the oldest.
+        const kept = copies.get(accountId);
+        const totals = new Map(kept ?? []);
+        for (const scope of scopes) if (spent.has(scope.id)) totals.set(keyOf(scope), spent.get(scope.id)!);
+        copies.keep(accountId, totals, ticket, kept ? copies.keptAt(accountId) : readAt);
       }
       return spent;
     },
     /** Drops an account's totals (its spend changed). */
     invalidate(accountId: string): void {
-      version++;
-      entries.delete(accountId);
+      copies.drop(accountId);
     },
   };
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createDroppedOnChange } from './dropped-on-change.js';
+
+describe('copies dropped on change', () => {
+  it('keeps a value until its original changes', () => {
+    const copies = createDroppedOnChange<number>({ ttlMs: 60_000, maxEntries: 10 });
+    copies.keep('a', 1, copies.ticket());
+    expect(copies.get('a')).toBe(1);
+    copies.drop('a');
+    expect(copies.get('a')).toBeUndefined();
+  });
+
+  it('refuses a value read before a change heard after it, whichever key changed', () => {
+    const copies = createDroppedOnChange<number>({ ttlMs: 60_000, maxEntries: 10 });
+    const ticket = copies.ticket();
+    copies.drop('b');
+    copies.keep('a', 1, ticket);
+    expect(copies.get('a')).toBeUndefined();
+    copies.keep('a', 2, copies.ticket());
+    expect(copies.get('a')).toBe(2);
+  });
+
+  it('expires a value `ttlMs` after the time it was kept at', () => {
+    let clock = 100;
+    const copies = createDroppedOnChange<number>({ ttlMs: 1_000, maxEntries: 10, now: () => clock });
+    copies.keep('a', 1, copies.ticket(), 50);
+    expect(copies.keptAt('a')).toBe(50);
+    clock = 1_049;
+    expect(copies.get('a')).toBe(1);
+    clock = 1_050;
+    expect(copies.get('a')).toBeUndefined();
+  });
+
+  it('keeps at most maxEntries, dropping the one kept longest ago', () => {
+    const copies = createDroppedOnChange<number>({ ttlMs: 60_000, maxEntries: 2 });
+    for (const [i, key] of ['a', 'b', 'c'].entries()) copies.keep(key, i, copies.ticket());
+    expect(copies.size).toBe(2);
+    expect([copies.get('a'), copies.get('b'), copies.get('c')]).toEqual([undefined, 1, 2]);
+  });
+});
