@@ -5,6 +5,7 @@ import { defineEndpoint, defineEvent } from '@agent-auth/contracts';
 import { AppError, errors } from '@agent-auth/errors';
 import { createLogger } from '@agent-auth/logging';
 import { connectNatsBus, createInProcessBus, handle, type Bus } from './index.js';
+import { answeredBytes, encodeReply } from './dispatch.js';
 
 const log = createLogger({ service: 'bus-test', level: 'silent' });
 const echo = defineEndpoint(
@@ -67,6 +68,12 @@ for (const kind of ['in-process', 'nats'] as const) {
       expect(await bus.request(echo, { n: 21 }, { requestId: 'req-42' })).toEqual({ doubled: 42, requestId: 'req-42' });
     });
 
+    it('hands over an answer as the JSON bytes it was sent in, and an error as the same AppError', async () => {
+      const encoded = await bus.requestEncoded(echo, { n: 4 }, { requestId: 'req-é' });
+      expect(JSON.parse(encoded.bytes.toString('utf8'))).toEqual({ doubled: 8, requestId: 'req-é' });
+      await expect(bus.requestEncoded(echo, { n: -1 })).rejects.toMatchObject({ status: 409, code: 'test_conflict' });
+    });
+
     it('returns a thrown AppError with its status and detail', async () => {
       await expect(bus.request(echo, { n: -1 })).rejects.toMatchObject({
         status: 409,
@@ -122,3 +129,15 @@ for (const kind of ['in-process', 'nats'] as const) {
     });
   });
 }
+
+describe('reply encoding', () => {
+  it("passes an answer's data on as its own JSON bytes; errors and answers without data are decoded in full", () => {
+    const data = { list: [{ id: 'a', note: 'café \u2028 "quoted" }' }], next: null };
+    const bytes = answeredBytes(Buffer.from(encodeReply({ ok: true, data })));
+    expect(bytes?.toString('utf8')).toBe(JSON.stringify(data));
+    expect(answeredBytes(Buffer.from(encodeReply({ ok: true, data: undefined })))).toBeUndefined();
+    const error = encodeReply({ ok: false, error: { status: 404, code: 'not_found', detail: '{"ok":true,"data":1}' } });
+    expect(answeredBytes(Buffer.from(error))).toBeUndefined();
+    expect(answeredBytes(Buffer.from('{"ok":true,"data":'))).toBeUndefined();
+  });
+});

@@ -73,6 +73,27 @@ async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext
   }
 }
 
+/** Encodes a reply envelope for the wire; an answer's data follows a fixed prefix, so it can be passed on unread. */
+export function encodeReply(reply: ReplyEnvelope): string {
+  if (!reply.ok || reply.data === undefined) return JSON.stringify(reply);
+  return `${ANSWER_PREFIX}${JSON.stringify(reply.data)}}`;
+}
+
+const ANSWER_PREFIX = '{"ok":true,"data":';
+const PREFIX_BYTES = Buffer.from(ANSWER_PREFIX);
+const CLOSING_BRACE = 0x7d;
+
+/**
+ * The data of an answer encoded by encodeReply, as the JSON bytes it was sent as (no copy); undefined for anything
+ * else (an error, an answer without data), which the caller decodes in full.
+ */
+export function answeredBytes(raw: Uint8Array): Buffer | undefined {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (bytes.length <= PREFIX_BYTES.length || bytes[bytes.length - 1] !== CLOSING_BRACE) return undefined;
+  if (!bytes.subarray(0, PREFIX_BYTES.length).equals(PREFIX_BYTES)) return undefined;
+  return bytes.subarray(PREFIX_BYTES.length, bytes.length - 1);
+}
+
 /** Parses a message's JSON text; what is not JSON becomes a value dispatch refuses. */
 export function parseMessage(raw: string): unknown {
   try {

@@ -1,11 +1,12 @@
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { STATUS_CODES } from 'node:http';
 import { Svcm, type ServiceMsg } from '@nats-io/services';
-import { eventSubjectOf, subjectOf, type ReplyEnvelope } from '@agent-auth/contracts';
+import { type EndpointDef, eventSubjectOf, subjectOf, type ReplyEnvelope } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
-import { createLimiter, decodeReply, dispatch, parseMessage } from './dispatch.js';
-import type { Bus } from './types.js';
+import { answeredBytes, createLimiter, decodeReply, dispatch, encodeReply, parseMessage } from './dispatch.js';
+import type { Bus, RequestOptions } from './types.js';
+import { EncodedJson } from './encoded-json.js';
 import { recordBusHandled } from '@agent-auth/metrics';
 import { timedRequest } from './request-metrics.js';
 import { createJetStreamActionEvents } from './jetstream-action-events.js';
@@ -19,12 +20,12 @@ const REQUEST_ID = 'x-request-id';
  */
 function sendReply(msg: ServiceMsg, reply: ReplyEnvelope, log: Logger): void {
   try {
-    if (reply.ok) msg.respond(JSON.stringify(reply));
-    else msg.respondError(reply.error.status, STATUS_CODES[reply.error.status] ?? 'Error', JSON.stringify(reply));
+    if (reply.ok) msg.respond(encodeReply(reply));
+    else msg.respondError(reply.error.status, STATUS_CODES[reply.error.status] ?? 'Error', encodeReply(reply));
   } catch (err) {
     log.error({ err }, 'reply could not be sent; answering with an error');
     try {
-      msg.respond(JSON.stringify({ ok: false, error: errors.internal().toJSON() }));
+      msg.respond(encodeReply({ ok: false, error: errors.internal().toJSON() }));
     } catch (again) {
       log.error({ err: again }, 'error reply could not be sent either');
     }
@@ -53,29 +54,39 @@ export async function connectNatsBus(options: {
     }
   })();
 
+  /** Sends a request; no responder and no answer in time become the service's 503 and 504. */
+  const send = async (endpoint: EndpointDef, payload: unknown, opts: RequestOptions = {}): Promise<Msg> => {
+    const h = headers();
+    if (opts.requestId) h.set(REQUEST_ID, opts.requestId);
+    try {
+      return await nc.request(subjectOf(prefix, endpoint), JSON.stringify(payload), {
+        timeout: opts.timeoutMs ?? options.timeoutMs,
+        headers: h,
+      });
+    } catch (err) {
+      const code = (err as { code?: string; name?: string }).name ?? '';
+      if (/NoResponders/i.test(code) || /no responders/i.test(String(err))) {
+        throw errors.serviceUnavailable(endpoint.service);
+      }
+      if (/Timeout/i.test(code) || /timeout/i.test(String(err))) {
+        throw errors.serviceTimeout(endpoint.service);
+      }
+      throw err;
+    }
+  };
+
   return {
     kind: 'nats',
     actionEvents: createJetStreamActionEvents(nc, prefix, log),
-    request: (endpoint, payload, opts = {}) =>
+    request: (endpoint, payload, opts) =>
+      timedRequest(endpoint, async () =>
+        decodeReply(endpoint, parseMessage((await send(endpoint, payload, opts)).string())),
+      ),
+    requestEncoded: (endpoint, payload, opts) =>
       timedRequest(endpoint, async () => {
-        const h = headers();
-        if (opts.requestId) h.set(REQUEST_ID, opts.requestId);
-        try {
-          const reply = await nc.request(subjectOf(prefix, endpoint), JSON.stringify(payload), {
-            timeout: opts.timeoutMs ?? options.timeoutMs,
-            headers: h,
-          });
-          return decodeReply(endpoint, parseMessage(reply.string()));
-        } catch (err) {
-          const code = (err as { code?: string; name?: string }).name ?? '';
-          if (/NoResponders/i.test(code) || /no responders/i.test(String(err))) {
-            throw errors.serviceUnavailable(endpoint.service);
-          }
-          if (/Timeout/i.test(code) || /timeout/i.test(String(err))) {
-            throw errors.serviceTimeout(endpoint.service);
-          }
-          throw err;
-        }
+        const reply = await send(endpoint, payload, opts);
+        const bytes = answeredBytes(reply.data);
+        return bytes ? new EncodedJson(bytes) : EncodedJson.of(decodeReply(endpoint, parseMessage(reply.string())));
       }),
     async serve(spec) {
       const svc = await new Svcm(nc).add({

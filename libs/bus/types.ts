@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { EndpointDef, EventDef } from '@agent-auth/contracts';
 import type { Logger } from 'pino';
 import type { ActionEventStream } from './action-event-stream.js';
+import type { EncodedJson } from './encoded-json.js';
 
 export interface RequestContext {
   requestId: string;
@@ -48,6 +49,12 @@ export interface Bus {
     payload: z.output<E['request']>,
     options?: RequestOptions,
   ): Promise<z.output<E['response']>>;
+  /** The same request, its answer as the JSON bytes it was sent in: for a gateway passing a large list on unread. */
+  requestEncoded<E extends EndpointDef>(
+    endpoint: E,
+    payload: z.output<E['request']>,
+    options?: RequestOptions,
+  ): Promise<EncodedJson>;
   serve(spec: ServiceSpec): Promise<ServedService>;
   publish<P extends z.ZodType>(event: EventDef<P>, payload: z.input<P>): void;
   subscribe<P extends z.ZodType>(event: EventDef<P>, listener: (payload: z.output<P>) => void): () => void;

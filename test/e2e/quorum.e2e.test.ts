@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
+import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile, type Upstream } from '../harness/upstream.js';
@@ -176,6 +177,42 @@ for (const { mode, skip } of modes) {
       const approved = await api.device(acct.device_id).post(`/actions/${mail.body.id}/approve`);
       expect(approved.body).toMatchObject({ status: 'approved', quorum: null });
       expect((await create()).quorum).toEqual({ required: 2, approvals: [] });
+    });
+
+    it("the lists passed on unread (/pending, /actions, /audit) carry exactly their contract's fields, as JSON", async () => {
+      const { acct, devices, create } = await quorumAccount(2);
+      const [holder] = devices as [ReturnType<ApiClient['device']>];
+      const agent = api.agent(acct.api_key);
+      const req = await create({ metadata: { order: 'A-1', lines: [{ sku: 'x', qty: 2 }] } });
+      expect((await holder.post(`/actions/${req.id}/approve`)).body.quorum.approvals).toHaveLength(1);
+      const note = await agent.post('/actions', { action_type: 'communication', title: 'note', recipient: 'bo' });
+      expect((await holder.post(`/actions/${note.body.id}/deny`, { reason: 'no' })).status).toBe(200);
+      expect((await holder.post('/spending-limits', { period: 'daily', amount_limit: 100 })).status).toBe(200);
+      expect((await create()).spending_limit_exceeded).toMatchObject({ limit: 100, requested: 900 });
+
+      const lists = [
+        [holder.get('/pending'), ep.pending.response],
+        [agent.get('/actions'), ep.list.response],
+        [agent.get('/actions?status=denied&limit=1'), ep.list.response],
+        [holder.get('/audit?limit=500'), ep.auditPage.response],
+      ] as const;
+      for (const [answer, contract] of lists) {
+        const res = await answer;
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        // Parsing by the contract drops any field it does not name: equal means nothing else was sent.
+        expect(res.body).toEqual(contract.parse(res.body));
+      }
+      const pending = (await holder.get('/pending')).body.requests as Body[];
+      expect(pending.find((r) => r.id === req.id)).toMatchObject({
+        metadata: { order: 'A-1', lines: [{ sku: 'x', qty: 2 }] },
+        quorum: { required: 2, approvals: [expect.objectContaining({ method: 'biometric' })] },
+      });
+      const denied = (await agent.get('/actions?status=denied')).body.actions as Body[];
+      expect(denied.map((r) => r.spending_limit_exceeded ?? r.reason)).toEqual([
+        expect.objectContaining({ limit: 100 }),
+        'no',
+      ]);
     });
 
     it('batch approve counts as one device approval under the quorum', async () => {

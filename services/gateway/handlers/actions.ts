@@ -109,7 +109,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     query: ListActionsQuery,
     response: ep.list.response,
     handler: ({ principal, query, requestId }) =>
-      bus.request(ep.list, listActionsRequestOf(principal, query), { requestId }),
+      bus.requestEncoded(ep.list, listActionsRequestOf(principal, query), { requestId }),
   });
   addRoute(app, {
     method: 'GET',
@@ -144,7 +144,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     description: "The account's pending requests with everything the agent sent, critical first, then oldest first.",
     auth: 'device',
     response: ep.pending.response,
-    handler: ({ principal, requestId }) => bus.request(ep.pending, { device: principal }, { requestId }),
+    handler: ({ principal, requestId }) => bus.requestEncoded(ep.pending, { device: principal }, { requestId }),
   });
   addRoute(app, {
     method: 'POST',

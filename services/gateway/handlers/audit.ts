@@ -28,7 +28,7 @@ export function auditRoutes(app: FastifyInstance, bus: Bus): void {
     query: AuditQuery,
     response: ep.auditPage.response,
     handler: ({ principal, query, requestId }) =>
-      bus.request(ep.auditPage, auditPageRequestOf(principal, query), { requestId }),
+      bus.requestEncoded(ep.auditPage, auditPageRequestOf(principal, query), { requestId }),
   });
   addRoute(app, {
     method: 'GET',
