@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { defineEndpoint, defineEvent } from '@agent-auth/contracts';
 import { AppError, errors } from '@agent-auth/errors';
 import { createLogger } from '@agent-auth/logging';
-import { connectNatsBus, createInProcessBus, handle, type Bus } from './index.js';
-import { answeredBytes, encodeReply } from './dispatch.js';
+import { connectNatsBus, createInProcessBus, EncodedJson, handle, type Bus } from './index.js';
+import { answeredBytes, decodeReply, encodeReply } from './dispatch.js';
 
 const log = createLogger({ service: 'bus-test', level: 'silent' });
 const echo = defineEndpoint(
@@ -139,5 +139,22 @@ describe('reply encoding', () => {
     const error = encodeReply({ ok: false, error: { status: 404, code: 'not_found', detail: '{"ok":true,"data":1}' } });
     expect(answeredBytes(Buffer.from(error))).toBeUndefined();
     expect(answeredBytes(Buffer.from('{"ok":true,"data":'))).toBeUndefined();
+  });
+
+  it('sends a list of pre-encoded items as the list itself would be encoded, and decodes it in one process', () => {
+    const items = [
+      { id: 'a', n: 1 },
+      { id: 'b\u00e9"', nested: { x: [1, null] } },
+    ];
+    for (const list of [items, []]) {
+      const encoded = EncodedJson.listOf(
+        'requests',
+        list.map((i) => Buffer.from(JSON.stringify(i))),
+      );
+      expect(encoded.bytes.toString('utf8')).toBe(JSON.stringify({ requests: list }));
+      const wire = encodeReply({ ok: true, data: encoded });
+      expect(answeredBytes(Buffer.from(wire))?.equals(encoded.bytes)).toBe(true);
+      expect(decodeReply(echo, { ok: true, data: encoded })).toEqual({ requests: list });
+    }
   });
 });

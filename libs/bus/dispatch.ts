@@ -4,6 +4,7 @@ import type { EndpointDef, ReplyEnvelope } from '@agent-auth/contracts';
 import { AppError, errors, isAppError, isDatabaseUnavailable, printableDetail } from '@agent-auth/errors';
 import type { Logger } from 'pino';
 import type { BoundHandler, Handler, RequestContext } from './types.js';
+import { EncodedJson } from './encoded-json.js';
 
 /** Pairs an endpoint of a catalog with its handler, checking the handler's types against the contract. */
 export function handle<E extends EndpointDef>(endpoint: E, handler: Handler<E>): BoundHandler {
@@ -73,15 +74,20 @@ async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext
   }
 }
 
-/** Encodes a reply envelope for the wire; an answer's data follows a fixed prefix, so it can be passed on unread. */
-export function encodeReply(reply: ReplyEnvelope): string {
+/**
+ * Encodes a reply envelope for the wire; an answer's data follows a fixed prefix, so it can be passed on unread, and
+ * data already encoded by the handler goes out as it is.
+ */
+export function encodeReply(reply: ReplyEnvelope): string | Buffer {
   if (!reply.ok || reply.data === undefined) return JSON.stringify(reply);
+  if (reply.data instanceof EncodedJson) return Buffer.concat([PREFIX_BYTES, reply.data.bytes, CLOSING]);
   return `${ANSWER_PREFIX}${JSON.stringify(reply.data)}}`;
 }
 
 const ANSWER_PREFIX = '{"ok":true,"data":';
 const PREFIX_BYTES = Buffer.from(ANSWER_PREFIX);
 const CLOSING_BRACE = 0x7d;
+const CLOSING = Buffer.from('}');
 
 /**
  * The data of an answer encoded by encodeReply, as the JSON bytes it was sent as (no copy); undefined for anything
@@ -103,6 +109,12 @@ export function parseMessage(raw: string): unknown {
   }
 }
 
+/** The answer of a reply envelope as JSON bytes: the handler's own encoding if it made one, else encoded now. */
+export function encodedAnswer<E extends EndpointDef>(endpoint: E, envelope: ReplyEnvelope): EncodedJson {
+  if (envelope.ok && envelope.data instanceof EncodedJson) return envelope.data;
+  return EncodedJson.of(decodeReply(endpoint, envelope));
+}
+
 /**
  * Reads a reply envelope on the requesting side: the result, or the AppError. The result is trusted to follow the
  * endpoint's response contract (the replying side built it from that type); only the envelope's shape is checked,
@@ -114,7 +126,11 @@ export function decodeReply<E extends EndpointDef>(endpoint: E, envelope: unknow
     data: unknown;
     error: { status?: unknown; code?: unknown; detail?: unknown };
   }> | null;
-  if (reply?.ok === true) return reply.data as z.output<E['response']>;
+  if (reply?.ok === true) {
+    // Only a transport that passes objects (in-process) hands over a handler's pre-encoded answer.
+    if (reply.data instanceof EncodedJson) return JSON.parse(reply.data.bytes.toString('utf8'));
+    return reply.data as z.output<E['response']>;
+  }
   const error = reply?.ok === false ? reply.error : undefined;
   if (typeof error?.status === 'number' && typeof error.code === 'string' && typeof error.detail === 'string') {
     throw new AppError(error.status, error.code, error.detail);

@@ -1,13 +1,30 @@
 /**
- * A service's answer as the JSON bytes it was sent in, for passing on to an HTTP client unread: a large list costs
- * the gateway no parse, no contract walk and no stringify (the replying service built it field by field from the
- * contract's types).
+ * An answer as JSON bytes: what a gateway passes on to an HTTP client unread (a large list costs it no parse, no
+ * contract walk and no stringify), and what a service may answer with when it keeps the encoded parts of a list.
+ * Either way the bytes were built field by field from the contract's type `T`.
  */
-export class EncodedJson {
+export class EncodedJson<T = unknown> {
+  /** Never set: ties the bytes to the contract type they encode. */
+  declare readonly encodes?: T;
+
   constructor(readonly bytes: Buffer) {}
 
-  /** The answer of a transport that passes objects (the in-process bus), encoded once. */
-  static of(value: unknown): EncodedJson {
-    return new EncodedJson(Buffer.from(JSON.stringify(value) ?? 'null'));
+  /** A value encoded once (an answer that arrived as an object, over the in-process bus). */
+  static of<T>(value: T): EncodedJson<T> {
+    return new EncodedJson<T>(Buffer.from(JSON.stringify(value) ?? 'null'));
+  }
+
+  /** `{"<key>":[...]}` from the array's items, each already encoded: a list without a stringify. */
+  static listOf<T>(key: string, items: readonly Buffer[]): EncodedJson<T> {
+    const parts: Buffer[] = [Buffer.from(`{${JSON.stringify(key)}:[`)];
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) parts.push(COMMA);
+      parts.push(items[i]!);
+    }
+    parts.push(CLOSE_LIST);
+    return new EncodedJson<T>(Buffer.concat(parts));
   }
 }
+
+const COMMA = Buffer.from(',');
+const CLOSE_LIST = Buffer.from(']}');

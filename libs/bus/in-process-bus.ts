@@ -1,10 +1,8 @@
-import type { z } from 'zod';
 import { type EndpointDef, eventSubjectOf, subjectOf } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { Logger } from 'pino';
-import { createLimiter, decodeReply, dispatch } from './dispatch.js';
+import { createLimiter, decodeReply, dispatch, encodedAnswer } from './dispatch.js';
 import type { BoundHandler, Bus, RequestOptions } from './types.js';
-import { EncodedJson } from './encoded-json.js';
 import { timedRequest } from './request-metrics.js';
 import { createInProcessActionEvents } from './in-process-action-events.js';
 
@@ -25,24 +23,20 @@ export function createInProcessBus(options: { prefix?: string; timeoutMs: number
   const listeners = new Map<string, Set<(payload: unknown) => void>>();
   let turn = 0;
 
-  const answer = async <E extends EndpointDef>(
-    endpoint: E,
-    payload: unknown,
-    opts: RequestOptions,
-  ): Promise<z.output<E['response']>> => {
+  const answer = async (endpoint: EndpointDef, payload: unknown, opts: RequestOptions) => {
     const pool = servers.get(subjectOf(prefix, endpoint));
     if (!pool?.length) throw errors.serviceUnavailable(endpoint.service);
     const server = pool[turn++ % pool.length]!;
-    const reply = await server.run(() => dispatch(server.bound, payload, opts.requestId, server.log));
-    return decodeReply(endpoint, reply);
+    return server.run(() => dispatch(server.bound, payload, opts.requestId, server.log));
   };
 
   return {
     kind: 'in-process',
     actionEvents: createInProcessActionEvents(),
-    request: (endpoint, payload, opts = {}) => timedRequest(endpoint, () => answer(endpoint, payload, opts)),
+    request: (endpoint, payload, opts = {}) =>
+      timedRequest(endpoint, async () => decodeReply(endpoint, await answer(endpoint, payload, opts))),
     requestEncoded: (endpoint, payload, opts = {}) =>
-      timedRequest(endpoint, async () => EncodedJson.of(await answer(endpoint, payload, opts))),
+      timedRequest(endpoint, async () => encodedAnswer(endpoint, await answer(endpoint, payload, opts))),
     async serve(spec) {
       const limiter = createLimiter(spec.concurrency);
       const mine: Array<[string, Server]> = spec.handlers.map((bound) => [

@@ -9,10 +9,11 @@ export interface RequestContext {
   log: Logger;
 }
 
+/** Serves one endpoint: its answer as an object of the contract's type, or already encoded from one. */
 export type Handler<E extends EndpointDef> = (
   request: z.output<E['request']>,
   ctx: RequestContext,
-) => Promise<z.input<E['response']>>;
+) => Promise<z.input<E['response']> | EncodedJson<z.input<E['response']>>>;
 
 /** An endpoint paired with the function that serves it. */
 export interface BoundHandler {

@@ -6,6 +6,7 @@ import type {
   PendingItem,
   PendingList,
 } from '@agent-auth/contracts';
+import { EncodedJson } from '@agent-auth/bus';
 import { errors } from '@agent-auth/errors';
 import { decodeListCursor, encodeListCursor } from '../domain/list-cursor.js';
 import { currentPendingItem, toActionView, toPendingItem } from '../domain/views.js';
@@ -17,19 +18,25 @@ const PENDING_LIST_MAX = 500;
 /** Built pending entries kept in memory, by request id: a device reads the same hundreds again and again. */
 const KEPT_ENTRIES_MAX = 5000;
 
+interface KeptEntry {
+  item: PendingItem;
+  json: Buffer;
+}
+
 type Deps = Pick<ActionsDeps, 'requests'> & { expiry: Expiry; metadata: MetadataSeal };
 
 /** Reading requests: an agent's own (one, or a filtered list) and an account's pending list, expiry applied. */
 export function createActionReading(deps: Deps) {
   const { requests, expiry, metadata } = deps;
   // Everything of a pending entry but its quorum's approvals is fixed when the request is created, so an entry
-  // built once is good until it leaves the list; frozen, since every reader gets the same object.
-  const kept = new Map<string, PendingItem>();
-  const keep = (item: PendingItem): PendingItem => {
-    kept.set(item.id, Object.freeze(item));
+  // built (and encoded) once is good until it leaves the list; frozen, since every reader gets the same object.
+  const kept = new Map<string, KeptEntry>();
+  const keep = (item: PendingItem): KeptEntry => {
+    const entry = { item: Object.freeze(item), json: Buffer.from(JSON.stringify(item)) };
+    kept.set(item.id, entry);
     // Maps keep insertion order: the first key is the one built longest ago.
     if (kept.size > KEPT_ENTRIES_MAX) kept.delete(kept.keys().next().value!);
-    return item;
+    return entry;
   };
   return {
     async get(agent: AgentPrincipal, id: string): Promise<ActionView> {
@@ -53,28 +60,30 @@ export function createActionReading(deps: Deps) {
       };
     },
 
-    async pending(accountId: string): Promise<PendingList> {
+    /** The account's pending list, encoded from the kept entries' JSON (a quorum's entry afresh: approvals move). */
+    async pending(accountId: string): Promise<EncodedJson<PendingList>> {
       const heads = await requests.pendingHeads(accountId, PENDING_LIST_MAX);
       // Taken before the read below, so entries another call pushes out meanwhile are still at hand.
-      const items = new Map<string, PendingItem>();
+      const entries = new Map<string, KeptEntry>();
       const missing: string[] = [];
       for (const { id } of heads) {
-        const item = kept.get(id);
-        if (item) items.set(id, item);
+        const entry = kept.get(id);
+        if (entry) entries.set(id, entry);
         else missing.push(id);
       }
       if (missing.length > 0) {
         for (const row of await requests.pendingRows(missing)) {
-          const item = keep(toPendingItem(row, metadata.open(row), null));
-          items.set(item.id, item);
+          entries.set(row.id, keep(toPendingItem(row, metadata.open(row), null)));
         }
       }
-      const entries: PendingItem[] = [];
+      const encoded: Buffer[] = [];
       for (const head of heads) {
-        const item = items.get(head.id);
-        if (item) entries.push(currentPendingItem(item, head.quorum_approvals));
+        const entry = entries.get(head.id);
+        if (!entry) continue;
+        const { item, json } = entry;
+        encoded.push(item.quorum ? Buffer.from(JSON.stringify(currentPendingItem(item, head.quorum_approvals))) : json);
       }
-      return { requests: entries };
+      return EncodedJson.listOf<PendingList>('requests', encoded);
     },
   };
 }
