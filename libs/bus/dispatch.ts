@@ -90,8 +90,9 @@ const CLOSING_BRACE = 0x7d;
 const CLOSING = Buffer.from('}');
 
 /**
- * The data of an answer encoded by encodeReply, as the JSON bytes it was sent as (no copy); undefined for anything
- * else (an error, an answer without data), which the caller decodes in full.
+ * The data of an answer encoded by encodeReply, as the JSON bytes it was sent as; undefined for anything else (an
+ * error, an answer without data), which the caller decodes in full. A view, not a copy: the NATS client gives each
+ * message bytes of its own (a fresh read buffer or a fresh payload buffer), never reused for a later message.
  */
 export function answeredBytes(raw: Uint8Array): Buffer | undefined {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
