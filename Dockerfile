@@ -73,7 +73,8 @@ if [ ! -f "$main" ]; then
   echo "SERVICE=${SERVICE}: no $main in this image; available: $(ls /app/services | tr '\n' ' ')" >&2
   exit 64
 fi
-exec node "$main" "$@"
+# The same Node.js flags as `npm start` (package.json): see docs/capacity.md "Garbage collection".
+exec node --initial-old-space-size=128 "$main" "$@"
 EOF
 
 # HTTP services (gateway, all-in-one) answer GET /healthz on PORT; the NATS workers have no

@@ -6,11 +6,13 @@ import { PURCHASE } from './action-creation.js';
 import { load, measured, settings, table, withDatabase, type BenchCase } from './load.js';
 import { pacedLoad } from './paced.js';
 import { cpuProbe, groupsOf, printCpuPerRequest } from './cpu.js';
+// The yardstick runs with the services' own Node.js flags, so the ratios compare the code, not the tuning.
+import { SERVICE_NODE_FLAGS } from '../harness/stack.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 async function startReference(databaseUrl: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/reference-server.ts'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'test/bench/reference-server.ts'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, DB_POOL_SIZE: '10' },
     stdio: ['ignore', 'pipe', 'inherit'],

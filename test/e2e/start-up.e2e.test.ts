@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { duplicateKeys, linesOf } from '../harness/log-lines.js';
+import { SERVICE_NODE_FLAGS } from '../harness/stack.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const { natsUrl } = inject('infra');
@@ -21,7 +22,7 @@ function run(
   env: Record<string, string>,
   until?: (stdout: string, stderr: string) => boolean,
 ): Promise<Run> {
-  const child = spawn(process.execPath, [join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, entry)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH!, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

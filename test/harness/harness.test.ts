@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { duplicateKeys } from './log-lines.js';
 import { parseExposition, sampleValue } from './prometheus-text.js';
+import { SERVICE_NODE_FLAGS } from './stack.js';
 
 describe('the exposition format reader the metrics tests rely on', () => {
   it('reads what prom-client writes', async () => {
@@ -45,5 +48,14 @@ describe('duplicateKeys', () => {
     expect(duplicateKeys('{"service":"a","x":1,"service":"b"}')).toEqual(['service']);
     expect(duplicateKeys('{"a":{"k":1,"k":2},"k":3}')).toEqual(['k']);
     expect(duplicateKeys('{"a":[{"k":1},{"k":2}],"s":"\\"k\\",","b":{"k":1}}')).toEqual([]);
+  });
+});
+
+describe('the Node.js flags the services run with', () => {
+  it("are the same for `npm start`, the image's run-service and the processes tests and benches start", () => {
+    const dockerfile = readFileSync(resolve(import.meta.dirname, '../../Dockerfile'), 'utf8');
+    const exec = /^exec node (.*) "\$main" "\$@"$/m.exec(dockerfile);
+    expect(exec?.[1]?.split(/\s+/)).toEqual(SERVICE_NODE_FLAGS);
+    expect(SERVICE_NODE_FLAGS).toContain('--initial-old-space-size=128');
   });
 });

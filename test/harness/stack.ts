@@ -42,6 +42,14 @@ interface Spawned {
   output: string[];
 }
 
+// The Node.js flags every service runs with, as `npm start` gives them (package.json "start"; the image's run-service
+// the same, checked in harness.test.ts), so tests and benches run the services as they are deployed.
+export const SERVICE_NODE_FLAGS: string[] = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
+
 // Extra Node.js flags for every service process started here, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"
 // to profile the processes of a bench case (flags like --cpu-prof are refused in NODE_OPTIONS).
 const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -52,7 +60,7 @@ function spawnService(
   logFile: string,
   readyMsg: string,
 ): Promise<Spawned & { ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...NODE_ARGS, join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
