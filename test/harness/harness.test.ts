@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { duplicateKeys } from './log-lines.js';
@@ -52,10 +52,15 @@ describe('duplicateKeys', () => {
 });
 
 describe('the Node.js flags the services run with', () => {
-  it("are the same for `npm start`, the image's run-service and the processes tests and benches start", () => {
+  it("are the same for `npm start`, each service's start script, the image's run-service and the processes tests start", () => {
     const dockerfile = readFileSync(resolve(import.meta.dirname, '../../Dockerfile'), 'utf8');
     const exec = /^exec node (.*) "\$main" "\$@"$/m.exec(dockerfile);
     expect(exec?.[1]?.split(/\s+/)).toEqual(SERVICE_NODE_FLAGS);
     expect(SERVICE_NODE_FLAGS).toContain('--initial-old-space-size=128');
+    const services = resolve(import.meta.dirname, '../../services');
+    for (const name of readdirSync(services)) {
+      const pkg = JSON.parse(readFileSync(join(services, name, 'package.json'), 'utf8'));
+      expect(pkg.scripts.start, name).toBe(`node ${SERVICE_NODE_FLAGS.join(' ')} dist/main.js`);
+    }
   });
 });
