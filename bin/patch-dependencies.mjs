@@ -56,7 +56,7 @@ const patches = [
   },
   {
     what: "a turn's writes gathered up to 64 kB",
-    marker: '/* agent-auth: a turn\'s writes gathered */',
+    marker: "/* agent-auth: a turn's writes gathered */",
     files: ['node_modules/postgres/src/connection.js', 'node_modules/postgres/cjs/src/connection.js'],
     edits: (marker) => [
       {
