@@ -10,12 +10,6 @@
 // down an actions replica. Patched: a write with no socket fails its queries with CONNECTION_CLOSED (the pool
 // reconnects), and closing clears the pending write.
 //
-// postgres.js 3.4.9 writes a query's messages at once when what is waiting reaches 1 kB, and defers smaller ones to
-// the end of the event loop turn so a turn's queries go out in one write. A create's statement is 1-2 kB (the sealed
-// metadata, the event snapshot), so each went out in a write of its own: on a 2-core VM a write to a sleeping
-// Postgres backend pays for waking it. Patched: a turn's writes are gathered up to 64 kB (a larger query still goes
-// at once). All-in-one creates: CPU per create 0.46 -> 0.42 ms (process and Postgres), 3,519 -> 3,711-3,717/s.
-//
 // @nats-io/nats-core 3.4.0 (and main as of 2026-11): every answered request, after resolving its promise, calls
 // `cancel()`, which builds `new RequestError("cancelled")` (an Error, so a captured stack) to reject the promise it
 // has just resolved, a no-op. That is a stack capture per bus request even with `noAsyncTraces` (3 % of a gateway's
@@ -51,20 +45,6 @@ const patches = [
         to: `    clearImmediate(nextWriteTimer)
     chunk = nextWriteTimer = null
     socket.removeListener('data', data)`,
-      },
-    ],
-  },
-  {
-    what: "a turn's writes gathered up to 64 kB",
-    marker: "/* agent-auth: a turn's writes gathered */",
-    files: ['node_modules/postgres/src/connection.js', 'node_modules/postgres/cjs/src/connection.js'],
-    edits: (marker) => [
-      {
-        from: `    if (fn || chunk.length >= 1024)
-      return nextWrite(fn)`,
-        to: `    ${marker}
-    if (fn || chunk.length >= 65536)
-      return nextWrite(fn)`,
       },
     ],
   },
