@@ -80,7 +80,7 @@ async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext
  */
 export function encodeReply(reply: ReplyEnvelope): string | Buffer {
   if (!reply.ok || reply.data === undefined) return JSON.stringify(reply);
-  if (reply.data instanceof EncodedJson) return Buffer.concat([PREFIX_BYTES, reply.data.bytes, CLOSING]);
+  if (reply.data instanceof EncodedJson) return Buffer.concat([PREFIX_BYTES, ...reply.data.parts, CLOSING]);
   return `${ANSWER_PREFIX}${JSON.stringify(reply.data)}}`;
 }
 

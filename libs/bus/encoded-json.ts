@@ -7,7 +7,25 @@ export class EncodedJson<T = unknown> {
   /** Never set: ties the bytes to the contract type they encode. */
   declare readonly encodes?: T;
 
-  constructor(readonly bytes: Buffer) {}
+  // Kept as the pieces it was built from until the bytes are asked for: the wire envelope joins them once with its
+  // own prefix (encodeReply) instead of copying a joined list a second time.
+  #parts: readonly Buffer[];
+  #bytes: Buffer | undefined;
+
+  constructor(bytes: Buffer | readonly Buffer[]) {
+    this.#parts = Buffer.isBuffer(bytes) ? [bytes] : bytes;
+  }
+
+  /** The JSON bytes, joined once on first use. */
+  get bytes(): Buffer {
+    this.#bytes ??= this.#parts.length === 1 ? this.#parts[0]! : Buffer.concat(this.#parts);
+    return this.#bytes;
+  }
+
+  /** The bytes as the pieces they were built from (the wire envelope joins them with its own prefix and suffix). */
+  get parts(): readonly Buffer[] {
+    return this.#bytes ? [this.#bytes] : this.#parts;
+  }
 
   /** A value encoded once (an answer that arrived as an object, over the in-process bus). */
   static of<T>(value: T): EncodedJson<T> {
@@ -22,7 +40,7 @@ export class EncodedJson<T = unknown> {
       parts.push(items[i]!);
     }
     parts.push(CLOSE_LIST);
-    return new EncodedJson<T>(Buffer.concat(parts));
+    return new EncodedJson<T>(parts);
   }
 }
 
