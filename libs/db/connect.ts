@@ -11,3 +11,8 @@ export function connectDatabase(url: string, options: { max?: number; applicatio
     transform: { undefined: null },
   }) as unknown as Sql;
 }
+
+/** Whether the server refused a statement (it took the statement back whole), as against a lost connection. */
+export function isStatementRefused(err: unknown): boolean {
+  return err instanceof postgres.PostgresError;
+}

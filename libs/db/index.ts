@@ -1,3 +1,4 @@
-export { connectDatabase, type Sql } from './connect.js';
+export { connectDatabase, isStatementRefused, type Sql } from './connect.js';
 export { migrate, packageDir } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
+export { gatherWrites, type WriteGathering } from './write-gatherer.js';

@@ -1,37 +1,8 @@
 import type { Sql } from '@agent-auth/db';
 import type { Plan } from '@agent-auth/contracts';
 
-const THIS_MONTH = (sql: Sql) => sql`date_trunc('month', now() at time zone 'utc')::date`;
-/** How many rows an unlimited account's monthly count is spread over (see countingAction). */
-const USAGE_SHARDS = 16;
-const usageShard = () => Math.floor(Math.random() * USAGE_SHARDS);
-
-/**
- * The CTEs that count one action against an account's month, for the statement that stores the action (one round
- * trip): `allowed` has one row when the action counts, none when the free quota is used up. A free account's row
- * (shard 0) is raised by a conditional upsert: its lock makes concurrent creations queue and each sees the count
- * the one before it left, so a burst cannot pass the quota. An unlimited account raises one of USAGE_SHARDS rows
- * at random, so its creations do not queue on one row.
- */
-export function countingAction(sql: Sql, accountId: string, freeQuota: number) {
-  return sql`
-    account as (select id, plan from actions.accounts where id = ${accountId}),
-    counted as (
-      insert into actions.monthly_usage as u (account_id, month, shard, actions)
-      select id, ${THIS_MONTH(sql)}, 0, 1 from account where plan = 'free' and ${freeQuota} >= 1
-      on conflict (account_id, month, shard) do update set actions = u.actions + 1
-      where u.actions < ${freeQuota}
-      returning u.actions
-    ),
-    spread as (
-      insert into actions.monthly_usage as u (account_id, month, shard, actions)
-      select id, ${THIS_MONTH(sql)}, ${usageShard()}, 1 from account where plan = 'unlimited'
-      on conflict (account_id, month, shard) do update set actions = u.actions + 1
-      returning u.actions
-    ),
-    allowed as (select actions from counted union all select 0 from spread)`;
-}
-
+/** The current calendar month (UTC), the plan quota's period. */
+export const THIS_MONTH = (sql: Sql) => sql`date_trunc('month', now() at time zone 'utc')::date`;
 /** Persistence of an account's plan and its monthly action count (the plan quota). */
 export function createAccountStore(sql: Sql) {
   return {

@@ -1,8 +1,8 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
-import type { Sql } from '@agent-auth/db';
+import { gatherWrites, isStatementRefused, type Sql } from '@agent-auth/db';
 import type { PendingHead, PendingRow, RequestRow } from './rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
-import { countingAction } from './accounts.js';
+import { insertRequests, type RequestInsert } from './request-inserts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
 
 export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
@@ -27,12 +27,28 @@ export interface AuditEntry {
 
 type Announcing = RequestRow & { outbox_event?: OutboxRow | null };
 
+/** How creates share statements (gatherWrites): statements out at once, and most creates in one. */
+export interface CreateGathering {
+  inFlight: number;
+  maxBatch: number;
+}
+
 /**
  * Persistence of action requests; every state change writes its audit entry and its outbox event in the same
  * statement, which returns the event with the row. `announced` is handed the events of a statement once it has
  * committed (each statement here commits on its own): the outbox relay publishes them at once.
  */
-export function createRequestStore(sql: Sql, announced: (events: ActionEventInput[]) => void = () => {}) {
+export function createRequestStore(
+  sql: Sql,
+  announced: (events: ActionEventInput[]) => void = () => {},
+  creates: CreateGathering = { inFlight: 4, maxBatch: 32 },
+) {
+  const gatheredInsert = gatherWrites<RequestInsert, Announcing | undefined>({
+    write: (inserts) => insertRequests(sql, inserts),
+    ...creates,
+    retryAlone: isStatementRefused,
+    sameStatement: (a, b) => a.freeQuota === b.freeQuota,
+  });
   const afterward = (result: Announcing[]): RequestRow[] => {
     const { rows, events } = eventsOf(result);
     if (events.length) announced(events);
@@ -41,34 +57,12 @@ export function createRequestStore(sql: Sql, announced: (events: ActionEventInpu
   return {
     /**
      * Counts a new request against its account's month and inserts it with its audit entries and its outbox event,
-     * atomically, in one statement: the create path's one round trip. Undefined (nothing written) when the free
-     * plan's quota is used up.
+     * atomically: the create path's one round trip, shared with the creates that came while others were out
+     * (gatherWrites). Undefined (nothing written) when the free plan's quota is used up.
      */
     async insert(row: NewRequest, audit: AuditEntry[], freeQuota: number): Promise<RequestRow | undefined> {
-      const rows = await sql<Announcing[]>`
-        with ${countingAction(sql, row.account_id, freeQuota)},
-        created as (
-          insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
-            reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
-            resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt,
-            quorum_required)
-          select ${row.id}, ${row.account_id}, ${row.agent_id}, ${row.action_type}, ${row.title}, ${row.description},
-            ${row.risk_level}, ${row.risk_rank}, ${row.reversible}, ${row.amount_cents}, ${row.currency}, ${row.recipient},
-            ${row.metadata_enc}, ${row.callback_url}, ${row.content_hash}, ${row.status}, ${row.rule_applied},
-            ${row.resolved_by}, ${row.resolved ? row.at : null},
-            ${row.spending_limit_exceeded ? sql.json(row.spending_limit_exceeded) : null},
-            ${row.at}, ${row.at}::timestamptz + make_interval(secs => ${row.expires_in_seconds}), ${row.request_hash},
-            ${row.policy_version}, ${row.receipt}, ${row.quorum_required ?? null}
-          where exists (select 1 from allowed)
-          returning *
-        ), logged as (
-          insert into actions.audit_events (request_id, account_id, event, actor, detail)
-          select c.id, c.account_id, e->>'event', e->>'actor', coalesce(e->'detail', '{}'::jsonb)
-          from created c, jsonb_array_elements(${sql.json(audit as never)}::jsonb) with ordinality as entries(e, n)
-          order by n
-        ), announced as (${announce(sql, 'created')})
-        ${selectWithEvents(sql, 'created')}`;
-      return afterward(rows)[0];
+      const stored = await gatheredInsert({ row, audit, freeQuota });
+      return stored && afterward([stored])[0];
     },
 
     /** A request of one agent, or undefined. */

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, packageDir } from '@agent-auth/db';
+import { createTestDatabase } from '../../../test/infra/database.js';
+import { insertRequests, type RequestInsert } from './request-inserts.js';
+import { createRequestStore, type NewRequest } from './requests.js';
+
+function newRequest(id: string, accountId: string): NewRequest {
+  return {
+    id,
+    account_id: accountId,
+    agent_id: `agt_${accountId}`,
+    action_type: 'purchase',
+    title: `buy ${id}`,
+    description: null,
+    risk_level: 'medium',
+    risk_rank: 1,
+    reversible: true,
+    amount_cents: '999',
+    currency: 'USD',
+    recipient: null,
+    metadata_enc: null,
+    callback_url: null,
+    content_hash: 'c'.repeat(64),
+    status: 'pending',
+    rule_applied: null,
+    resolved_by: null,
+    reason: null,
+    spending_limit_exceeded: null,
+    request_hash: null,
+    policy_version: null,
+    receipt: null,
+    quorum_required: null,
+    expires_in_seconds: 600,
+    resolved: false,
+    at: new Date('2026-11-24T01:02:03.456Z'),
+  };
+}
+
+const created = (id: string) => [{ event: 'created', actor: 'agent:bot', detail: { request: id } }];
+const inserts = (accountId: string, ids: string[], freeQuota: number): RequestInsert[] =>
+  ids.map((id) => ({ row: newRequest(id, accountId), audit: created(id), freeQuota }));
+
+describe('storing creates several to a statement (real Postgres)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const sql = () => db.sql as never;
+  const account = async (id: string, plan: 'free' | 'unlimited', counted = 0) => {
+    await db.sql`insert into actions.accounts (id, plan) values (${id}, ${plan})`;
+    await db.sql`insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
+      values (${`agt_${id}`}, ${id}, 'bot', ${`k_${id}`}, 'h', 'w')`;
+    if (counted) {
+      await db.sql`insert into actions.monthly_usage (account_id, month, shard, actions)
+        values (${id}, date_trunc('month', now() at time zone 'utc')::date, 0, ${counted})`;
+    }
+  };
+  const usage = async (id: string) =>
+    (await db.sql`select coalesce(sum(actions), 0)::int as n from actions.monthly_usage where account_id = ${id}`)[0]!.n;
+  const trail = async (id: string) =>
+    (await db.sql`select event, detail->>'request' as request from actions.audit_events where account_id = ${id} order by id`).map(
+      (r) => `${r.event} ${r.request}`,
+    );
+  const outbox = async (id: string) =>
+    (await db.sql`select request_id from actions.outbox where account_id = ${id} order by seq`).map((r) => r.request_id);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await migrate(db.sql as never, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations` });
+  });
+  afterAll(async () => db?.drop());
+
+  it('lets in only what is left of a free quota, first come first stored, each with its audit entry and event', async () => {
+    await account('acc_free', 'free', 2);
+    const ids = ['act_f1', 'act_f2', 'act_f3', 'act_f4', 'act_f5', 'act_f6'];
+    const stored = await insertRequests(sql(), inserts('acc_free', ids, 5));
+    expect(stored.map((r) => r?.id)).toEqual(['act_f1', 'act_f2', 'act_f3', undefined, undefined, undefined]);
+    expect(stored[0]).toMatchObject({
+      status: 'pending',
+      amount_cents: '999',
+      created_at: new Date('2026-11-24T01:02:03.456Z'),
+      expires_at: new Date('2026-11-24T01:12:03.456Z'),
+      resolved_at: null,
+      quorum_approvals: [],
+      user_verified: false,
+    });
+    expect(stored[2]!.outbox_event).toMatchObject({ type: 'action.created', request_id: 'act_f3' });
+    expect(await usage('acc_free')).toBe(5);
+    expect(await trail('acc_free')).toEqual(['created act_f1', 'created act_f2', 'created act_f3']);
+    expect(await outbox('acc_free')).toEqual(['act_f1', 'act_f2', 'act_f3']);
+    // Used up: a statement of one more stores nothing and counts nothing.
+    expect(await insertRequests(sql(), inserts('acc_free', ['act_f7'], 5))).toEqual([undefined]);
+    expect(await usage('acc_free')).toBe(5);
+  });
+
+  it('counts each account of a statement on its own plan', async () => {
+    await account('acc_a', 'free');
+    await account('acc_b', 'unlimited');
+    const mixed = [
+      ...inserts('acc_a', ['act_a1'], 2),
+      ...inserts('acc_b', ['act_b1', 'act_b2'], 2),
+      ...inserts('acc_a', ['act_a2', 'act_a3'], 2),
+      ...inserts('acc_b', ['act_b3'], 2),
+    ];
+    const stored = await insertRequests(sql(), mixed);
+    expect(stored.map((r) => r?.id)).toEqual(['act_a1', 'act_b1', 'act_b2', 'act_a2', undefined, 'act_b3']);
+    expect([await usage('acc_a'), await usage('acc_b')]).toEqual([2, 3]);
+    expect(await trail('acc_b')).toEqual(['created act_b1', 'created act_b2', 'created act_b3']);
+  });
+
+  it('stores and counts the rest of a gathered statement when one of its ids is stored already', async () => {
+    await account('acc_d', 'free');
+    const store = createRequestStore(sql(), () => {}, { inFlight: 1, maxBatch: 10 });
+    const [first] = inserts('acc_d', ['act_d0'], 10);
+    await store.insert(first!.row, first!.audit, 10);
+    // The first goes out alone; the other four wait for it and go out together, with act_d0 again among them.
+    const results = await Promise.allSettled(
+      inserts('acc_d', ['act_d1', 'act_d2', 'act_d0', 'act_d3', 'act_d4'], 10).map((i) =>
+        store.insert(i.row, i.audit, i.freeQuota),
+      ),
+    );
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value?.id : (r.reason as { code: string }).code))).toEqual([
+      'act_d1',
+      'act_d2',
+      '23505',
+      'act_d3',
+      'act_d4',
+    ]);
+    expect(await usage('acc_d')).toBe(5);
+    expect(await trail('acc_d')).toEqual(['created act_d0', 'created act_d1', 'created act_d2', 'created act_d3', 'created act_d4']);
+  });
+});

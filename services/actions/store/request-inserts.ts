@@ -1,0 +1,102 @@
+import type { Sql } from '@agent-auth/db';
+import type { AuditEntry, NewRequest } from './requests.js';
+import { announce, selectWithEvents, type OutboxRow } from './outbox.js';
+import type { RequestRow } from './rows.js';
+import { THIS_MONTH } from './accounts.js';
+
+/** One new request to store, with its audit entries, counted against the free plan's monthly quota. */
+export interface RequestInsert {
+  row: NewRequest;
+  audit: AuditEntry[];
+  freeQuota: number;
+}
+
+type Stored = RequestRow & { outbox_event?: OutboxRow | null };
+
+/** How many rows an unlimited account's monthly count is spread over (see countedCreations). */
+const USAGE_SHARDS = 16;
+const usageShard = () => Math.floor(Math.random() * USAGE_SHARDS);
+
+/** A new request as the statement reads it: the table's own columns by name (jsonb_populate_record), and its audit. */
+function documentOf({ row, audit }: RequestInsert): Record<string, unknown> {
+  const { expires_in_seconds, resolved, at, ...columns } = row;
+  return {
+    ...columns,
+    created_at: at,
+    resolved_at: resolved ? at : null,
+    expires_at: new Date(at.getTime() + expires_in_seconds * 1000),
+    audit,
+  };
+}
+
+/**
+ * The CTEs that count a statement's new requests against their accounts' months: `allowance` has, per account, how
+ * many of them it may store (the first that many, in the statement's order). A free account's row (shard 0) is
+ * raised by a conditional upsert, to the quota at most: its lock makes concurrent statements queue, each seeing the
+ * count the one before left, so a burst cannot pass the quota; `last_counted` keeps what this raise granted (the
+ * old count cannot be returned). An unlimited account raises one of USAGE_SHARDS rows at random, so its statements
+ * do not queue on one row.
+ */
+function countedCreations(sql: Sql, freeQuota: number) {
+  return sql`
+    wanted as (
+      select w.account_id, w.n, a.plan from (select account_id, count(*)::int as n from input group by account_id) w
+      join actions.accounts a on a.id = w.account_id),
+    counted as (
+      insert into actions.monthly_usage as u (account_id, month, shard, actions, last_counted)
+      select account_id, ${THIS_MONTH(sql)}, 0, least(n, ${freeQuota}), least(n, ${freeQuota})
+      from wanted where plan = 'free' and ${freeQuota} >= 1
+      on conflict (account_id, month, shard) do update
+        set actions = least(u.actions + excluded.actions, ${freeQuota}),
+            last_counted = least(u.actions + excluded.actions, ${freeQuota}) - u.actions
+        where u.actions < ${freeQuota}
+      returning u.account_id, u.last_counted as granted
+    ),
+    spread as (
+      insert into actions.monthly_usage as u (account_id, month, shard, actions)
+      select account_id, ${THIS_MONTH(sql)}, ${usageShard()}, n from wanted where plan = 'unlimited'
+      on conflict (account_id, month, shard) do update set actions = u.actions + excluded.actions
+      returning u.account_id
+    ),
+    allowance as (
+      select account_id, granted from counted
+      union all select s.account_id, w.n from spread s join wanted w on w.account_id = s.account_id)`;
+}
+
+/**
+ * Stores new requests in one statement: counted against the plan quota, each with its audit entries and its outbox
+ * event, atomically. Answers each one's stored row (its event as `outbox_event`), or undefined for one the quota
+ * refused. Ids are unique: a stored id fails the whole statement (the gatherer then tries each alone).
+ */
+export async function insertRequests(sql: Sql, inserts: RequestInsert[]): Promise<Array<Stored | undefined>> {
+  const documents = inserts.map(documentOf);
+  const rows = await sql<Stored[]>`
+    with input as (
+      select d.ord, d.doc, r.* from jsonb_array_elements(${sql.json(documents as never)}::jsonb) with ordinality as d(doc, ord),
+        jsonb_populate_record(null::actions.requests, d.doc) r
+    ),
+    ${countedCreations(sql, inserts[0]!.freeQuota)},
+    created as (
+      insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
+        reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
+        resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt,
+        quorum_required)
+      select i.id, i.account_id, i.agent_id, i.action_type, i.title, i.description, i.risk_level, i.risk_rank,
+        i.reversible, i.amount_cents, i.currency, i.recipient, i.metadata_enc, i.callback_url, i.content_hash, i.status,
+        i.rule_applied, i.resolved_by, i.resolved_at, i.spending_limit_exceeded, i.created_at, i.expires_at,
+        i.request_hash, i.policy_version, i.receipt, i.quorum_required
+      from (select *, row_number() over (partition by account_id order by ord) as place from input) i
+      join allowance a on a.account_id = i.account_id
+      where i.place <= a.granted
+      order by i.ord
+      returning *
+    ), logged as (
+      insert into actions.audit_events (request_id, account_id, event, actor, detail)
+      select c.id, c.account_id, e->>'event', e->>'actor', coalesce(e->'detail', '{}'::jsonb)
+      from created c join input i on i.id = c.id, jsonb_array_elements(i.doc->'audit') with ordinality as entries(e, n)
+      order by i.ord, n
+    ), announced as (${announce(sql, 'created')})
+    ${selectWithEvents(sql, 'created')}`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return inserts.map((i) => byId.get(i.row.id));
+}
