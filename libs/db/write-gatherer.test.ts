@@ -22,21 +22,27 @@ const refused = new Error('refused');
 const settled = () => new Promise((r) => setImmediate(r));
 
 describe('gathering writes into statements', () => {
-  it('sends a write at once while a slot is free, and gathers those that come while every slot is busy', async () => {
+  it('sends a write at once when nothing is out, gathers those that come meanwhile, and adds a statement only for a full batch', async () => {
     const { statements, write } = heldWrites();
     const insert = gatherWrites({ write, inFlight: 2, maxBatch: 3, retryAlone: () => true });
-    const answers = [1, 2, 3, 4, 5, 6, 7].map(insert);
+    const early = [1, 2, 3].map(insert);
     await settled();
-    expect(statements.map((s) => s.items)).toEqual([[1], [2]]);
+    // 2 and 3 wait for the statement out: two are not a full batch.
+    expect(statements.map((s) => s.items)).toEqual([[1]]);
+    const late = [4, 5, 6, 7, 8].map(insert);
+    await settled();
+    // With 4 a full batch waited: it went out beside the first; the second slot is now taken too.
+    expect(statements.map((s) => s.items)).toEqual([[1], [2, 3, 4]]);
     statements[0]!.finish();
     await settled();
-    // The freed slot takes up to maxBatch of the waiting writes, in their order; the rest wait for the next slot.
-    expect(statements.map((s) => s.items)).toEqual([[1], [2], [3, 4, 5]]);
+    expect(statements[2]!.items).toEqual([5, 6, 7]);
     statements[1]!.finish();
+    statements[2]!.finish();
     await settled();
-    expect(statements[3]!.items).toEqual([6, 7]);
-    for (const s of statements.slice(2)) s.finish();
-    expect(await Promise.all(answers)).toEqual([1, 2, 3, 4, 5, 6, 7].map((i) => `stored ${i}`));
+    // One statement is out for any number waiting.
+    expect(statements[3]!.items).toEqual([8]);
+    statements[3]!.finish();
+    expect(await Promise.all([...early, ...late])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((i) => `stored ${i}`));
   });
 
   it('puts only writes that may share a statement together', async () => {

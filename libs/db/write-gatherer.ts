@@ -1,14 +1,16 @@
 /**
  * Gathering single writes into multi-row statements. A statement's fixed cost (executor start-up, commit, one round
  * trip, the client's encoding and parsing) dwarfs a small row's own: on the create path it was two thirds of
- * Postgres's CPU per request. So a write goes out at once while fewer than `inFlight` statements are out; those that
- * come while every slot is busy queue, and the next free slot takes up to `maxBatch` of them as one statement. Idle,
- * nothing waits; under load, a write waits for a slot, as it would otherwise wait for a pool connection.
+ * Postgres's CPU per request. So a write goes out at once when no statement is out; those that come while one is
+ * out queue, and the next statement takes up to `maxBatch` of them. A further statement (up to `inFlight`) goes out
+ * beside the first only for a full batch: one statement at a time gathers the most, and more start only when one
+ * cannot keep up. Idle, nothing waits; under load, a write waits about one statement's time, as it would
+ * otherwise wait for a pool connection.
  */
 export interface WriteGathering<I, O> {
   /** Writes the items as one statement; the answer holds one entry per item, in their order. */
   write: (items: I[]) => Promise<O[]>;
-  /** Statements out at once (leave the pool connections for other work). */
+  /** Most statements out at once, each beyond the first for a full batch (leave pool connections for other work). */
   inFlight: number;
   /** Most items in one statement. */
   maxBatch: number;
@@ -56,7 +58,7 @@ export function gatherWrites<I, O>(gathering: WriteGathering<I, O>): (item: I) =
   };
 
   const pump = (): void => {
-    while (queue.length && out < inFlight) {
+    while (queue.length && out < inFlight && (out === 0 || queue.length >= maxBatch)) {
       out++;
       void settle(takeBatch()).finally(() => {
         out--;

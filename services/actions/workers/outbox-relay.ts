@@ -8,8 +8,13 @@ import { recordOutboxPublished, registerOutboxBacklog } from '@agent-auth/metric
 const BATCH = 200;
 const LEASE_SECONDS = 30;
 const RETRY_SECONDS = 1;
-/** Published rows are deleted together, this long after the first of them was stored. */
-const DELETE_AFTER_MS = 5;
+/**
+ * Published rows are deleted together, this long after the first of them was stored. A delete statement costs
+ * about the same for 10 rows as for 300 (it contends with the creates for the table's newest pages), so under load
+ * a longer wait saves Postgres a statement per few creates: at 5 ms the deletes took a third of the creates' own
+ * statement time, at 100 ms 4 %. A row waiting here is published already; only the backlog figure sees it.
+ */
+const DELETE_AFTER_MS = 100;
 
 export interface OutboxRelay {
   /**
