@@ -50,7 +50,7 @@ export function gatherWrites<I, O>(gathering: WriteGathering<I, O>): (item: I) =
   const settle = async (batch: Waiting<I, O>[]): Promise<void> => {
     try {
       const answers = await write(batch.map((w) => w.item));
-      batch.forEach((w, i) => w.resolve(answers[i]!));
+      for (const [i, w] of batch.entries()) w.resolve(answers[i]!);
     } catch (err) {
       if (batch.length > 1 && retryAlone(err)) await Promise.all(batch.map((w) => settle([w])));
       else for (const w of batch) w.reject(err);

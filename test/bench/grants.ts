@@ -4,8 +4,9 @@
 // run has a grant that covers every request, so each is approved by it (its use counted under the account's lock).
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack } from '../harness/stack.js';
+import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
 import { PURCHASE } from './action-creation.js';
-import { load, ratio, table, withDatabase, type BenchCase } from './load.js';
+import { alternating, ratio, roundRatios, settings, table, withDatabase, type BenchCase } from './load.js';
 
 type Account = Awaited<ReturnType<ApiClient['newAccount']>>;
 
@@ -49,17 +50,33 @@ export const grantsBench: BenchCase = {
         for (let i = 0; i < 19; i++) await grantFor(api, covered, `shop ${i}`);
         await grantFor(api, covered, null); // the bench request has no recipient: this grant covers it
         const url = `${stack.baseUrl}/actions`;
-        return [
-          await load('(a) no grants (stays pending)', url, { 'x-api-key': none.api_key }, PURCHASE),
-          await load('(b) 20 live grants, none covering (pending)', url, { 'x-api-key': granted.api_key }, PURCHASE),
-          await load('(c) 20 live grants, one approves each', url, { 'x-api-key': covered.api_key }, PURCHASE),
-        ];
+        // The three take turns (alternating): one after the other, the same case swung by up to 15 % on this machine.
+        return await alternating(
+          [
+            { name: '(a) no grants (stays pending)', url, headers: { 'x-api-key': none.api_key }, body: PURCHASE },
+            {
+              name: '(b) 20 live grants, none covering (pending)',
+              url,
+              headers: { 'x-api-key': granted.api_key },
+              body: PURCHASE,
+            },
+            {
+              name: '(c) 20 live grants, one approves each',
+              url,
+              headers: { 'x-api-key': covered.api_key },
+              body: PURCHASE,
+            },
+          ],
+          { rounds: settings.rounds, seconds: settings.sliceSeconds, cpu: cpuProbe(processGroups(stack, databaseUrl)) },
+        );
       } finally {
         await stack.stop();
       }
     });
     table(rows);
     ratio('(b)/(a) (goal >= 0.9)', rows[0]!, rows[1]!);
+    roundRatios('(b)/(a)', rows[0]!, rows[1]!);
+    for (const row of rows) printCpuPerRequest(row.name.slice(0, 3), row.cpuMs, row.total ?? 0);
     ratio('(c)/(a)', rows[0]!, rows[2]!);
   },
 };

@@ -9,6 +9,9 @@ export type Infra = Awaited<ReturnType<typeof resolveInfra>>;
 export const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? 10),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  /** Cases compared within one process (policy, grants) take turns: this many rounds of slices this long. */
+  rounds: Number(process.env.BENCH_ROUNDS ?? 4),
+  sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 4),
 };
 
 /** Writes one line of the report. */
@@ -91,6 +94,70 @@ export async function load(
   const result = await run(options.seconds ?? settings.seconds);
   options.probe?.stop();
   return figuresOf(name, result);
+}
+
+/** One of the cases that `alternating` loads in turns. */
+export interface Side {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * Loads several cases of one process in turns: a warm-up each, then `rounds` rounds of a `seconds` slice each, the
+ * order reversed every other round (A B, B A) so that drift over the run and tables growing fall on every case
+ * alike. One slice after another on this 2-core machine swung by up to ±15 % (the same case twice: 4,004 then
+ * 5,246 creates/s). A case's figures are its slices' sums (req/s: all its requests over all its time) and the mean
+ * of their p50 and p99; `perRound` has each round's req/s, for the scatter of a ratio.
+ */
+export async function alternating(
+  sides: Side[],
+  options: { rounds: number; seconds: number; cpu?: { start(): void; stop(): Map<string, number> } },
+): Promise<Array<Figures & { perRound: number[]; cpuMs: Map<string, number> }>> {
+  for (const side of sides)
+    await load(`${side.name} (warm-up)`, side.url, side.headers, side.body, { seconds: 2, warmUp: false });
+  const slices = sides.map(() => [] as Figures[]);
+  const cpuMs = sides.map(() => new Map<string, number>());
+  for (let round = 0; round < options.rounds; round++) {
+    const order = sides.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const side = sides[i]!;
+      const cpu = options.cpu;
+      const probe = cpu && {
+        start: () => cpu.start(),
+        stop: () => {
+          for (const [group, ms] of cpu.stop()) cpuMs[i]!.set(group, (cpuMs[i]!.get(group) ?? 0) + ms);
+        },
+      };
+      slices[i]!.push(
+        await load(side.name, side.url, side.headers, side.body, { seconds: options.seconds, warmUp: false, probe }),
+      );
+    }
+  }
+  return sides.map((side, i) => {
+    const mine = slices[i]!;
+    const mean = (f: (x: Figures) => number) => mine.reduce((sum, x) => sum + f(x), 0) / mine.length;
+    const total = mine.reduce((sum, x) => sum + (x.total ?? 0), 0);
+    return {
+      name: side.name,
+      rps: total / (options.seconds * mine.length),
+      p50: mean((x) => x.p50),
+      p99: mean((x) => x.p99),
+      non2xx: mine.reduce((sum, x) => sum + x.non2xx, 0),
+      errors: mine.reduce((sum, x) => sum + x.errors, 0),
+      total,
+      perRound: mine.map((x) => x.rps),
+      cpuMs: cpuMs[i]!,
+    };
+  });
+}
+
+/** Prints each round's ratio of a case to its baseline (alternating): the scatter behind the summed ratio. */
+export function roundRatios(label: string, baseline: { perRound: number[] }, other: { perRound: number[] }): void {
+  const each = other.perRound.map((rps, i) => (rps / baseline.perRound[i]!).toFixed(2));
+  out(`  ${label} by round: ${each.join(', ')}`);
 }
 
 /** Loads one URL with GET at `connections` for `seconds`, after a 1 s warm-up. */

@@ -53,13 +53,16 @@ describe('storing creates several to a statement (real Postgres)', () => {
     }
   };
   const usage = async (id: string) =>
-    (await db.sql`select coalesce(sum(actions), 0)::int as n from actions.monthly_usage where account_id = ${id}`)[0]!.n;
+    (await db.sql`select coalesce(sum(actions), 0)::int as n from actions.monthly_usage where account_id = ${id}`)[0]!
+      .n;
   const trail = async (id: string) =>
-    (await db.sql`select event, detail->>'request' as request from actions.audit_events where account_id = ${id} order by id`).map(
-      (r) => `${r.event} ${r.request}`,
-    );
+    (
+      await db.sql`select event, detail->>'request' as request from actions.audit_events where account_id = ${id} order by id`
+    ).map((r) => `${r.event} ${r.request}`);
   const outbox = async (id: string) =>
-    (await db.sql`select request_id from actions.outbox where account_id = ${id} order by seq`).map((r) => r.request_id);
+    (await db.sql`select request_id from actions.outbox where account_id = ${id} order by seq`).map(
+      (r) => r.request_id,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -124,6 +127,12 @@ describe('storing creates several to a statement (real Postgres)', () => {
       'act_d4',
     ]);
     expect(await usage('acc_d')).toBe(5);
-    expect(await trail('acc_d')).toEqual(['created act_d0', 'created act_d1', 'created act_d2', 'created act_d3', 'created act_d4']);
+    expect(await trail('acc_d')).toEqual([
+      'created act_d0',
+      'created act_d1',
+      'created act_d2',
+      'created act_d3',
+      'created act_d4',
+    ]);
   });
 });
