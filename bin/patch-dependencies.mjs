@@ -14,6 +14,13 @@
 // `cancel()`, which builds `new RequestError("cancelled")` (an Error, so a captured stack) to reject the promise it
 // has just resolved, a no-op. That is a stack capture per bus request even with `noAsyncTraces` (3 % of a gateway's
 // busy time on the list paths). Patched: an answered request only leaves the mux (its timer is already cancelled).
+//
+// @nats-io/nats-core 3.4.0: the first message queued on an idle connection schedules the socket write with
+// queueMicrotask, so a process answering many requests writes once per request (each answer is finished by its
+// own chain of promises, and the flush runs between them). Patched: with setImmediate, the messages of one turn of
+// the event loop go out in one write. Under create load over NATS the gateway's writes per create went 2.4 -> 1.3,
+// nats-server's CPU per create 0.13 -> 0.09 ms (it reads fewer, larger packets), all processes' together 0.66-0.72
+// -> 0.61 ms. A message waits at most for the I/O callbacks of the turn it was queued in.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +72,26 @@ const patches = [
         ${marker}
         this.mux.cancel(this);
     }`,
+      },
+    ],
+  },
+  {
+    what: 'one socket write per event loop turn',
+    marker: '/* agent-auth: flush once per turn */',
+    files: ['node_modules/@nats-io/nats-core/lib/protocol.js'],
+    edits: (marker) => [
+      {
+        from: `        if (len === 0) {
+            queueMicrotask(() => {
+                this.flushPending();
+            });
+        }`,
+        to: `        if (len === 0) {
+            ${marker}
+            setImmediate(() => {
+                this.flushPending();
+            });
+        }`,
       },
     ],
   },
