@@ -1,26 +1,27 @@
-// Action creation through the gateway: the all-in-one process (in-process bus) against separate service
-// processes over NATS, on the same Postgres; each at full speed, then at half that rate (latency below saturation),
-// and both as a ratio of the bare reference server measured in the same run.
+// Action creation through the gateway: the all-in-one process (in-process bus) and one process per service over
+// NATS, against the bare reference server (reference.ts), each on its own database of the same Postgres. The three
+// are up together and take turns under load (alternating: slices in r a b, b a r order), so that the machine's
+// drift and the tables' growth fall on all alike: one after the other, the reference alone swung between 8,500 and
+// 11,800 creates/s from run to run. Then each alone at half its rate, evenly paced: latency below saturation.
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
-import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
+import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
 import { databaseProbe, printDatabasePerRequest } from './db-stats.js';
 import {
-  load,
-  measured,
+  alternating,
   out,
   ratio,
+  roundRatios,
   settings,
   table,
   withDatabase,
   type BenchCase,
   type Figures,
   type Infra,
+  type Side,
 } from './load.js';
 import { pacedLoad } from './paced.js';
-
-/** CPU figures of the runs, printed after the table. */
-const cpuReports: Array<() => void> = [];
+import { startReference } from './reference.js';
 
 export const PURCHASE = {
   action_type: 'purchase',
@@ -29,68 +30,129 @@ export const PURCHASE = {
   metadata: { order: 'bench' },
 };
 
-async function creation(infra: Infra, mode: StackMode, label: string): Promise<[Figures, Figures]> {
-  return withDatabase(infra, async (databaseUrl) => {
-    const stack = await startStack({
-      mode,
-      databaseUrl,
-      natsUrl: infra.natsUrl,
-      name: 'bench',
-      env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' },
-    }); // one key at full speed would pass any limit; the admission case measures the limit
-    try {
-      const api = apiClient(stack.baseUrl);
-      const account = await api.newAccount();
-      // A busy account is a paying one: on the unlimited plan creations do not queue on the quota counter.
-      await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
-      const headers = { 'x-api-key': account.api_key };
-      // Postgres CPU of this database's backends only: on a shared machine the server's other backends are others' work.
-      const cpu = cpuProbe(processGroups(stack, databaseUrl));
-      const db = databaseProbe(databaseUrl);
-      let used = new Map<string, number>();
-      const start = () => {
-        cpu.start();
-        db.start();
-      };
-      const stop = () => {
-        used = cpu.stop();
-      };
-      const full = await load(label, `${stack.baseUrl}/actions`, headers, PURCHASE, { probe: { start, stop } });
-      const writes = await db.perRequest(full.total ?? 0);
-      cpuReports.push(() => {
-        printCpuPerRequest(`${label.slice(0, 3)} at full speed`, used, full.total ?? 0);
-        printDatabasePerRequest(`${label.slice(0, 3)} at full speed`, writes);
-      });
-      // Evenly paced (open loop), latency from each request's due time: what an agent sees below saturation.
-      const half = await pacedLoad(
-        `${label.slice(0, 3)}  at half that rate, paced (${Math.round(full.rps / 2)}/s)`,
-        `${stack.baseUrl}/actions`,
-        headers,
-        PURCHASE,
-        { rate: full.rps / 2, seconds: settings.seconds, connections: settings.connections },
+/** One of the servers under comparison, up and ready for load. */
+interface Contender {
+  side: Side;
+  database: ReturnType<typeof databaseProbe>;
+  stop(): Promise<void>;
+}
+
+async function referenceContender(databaseUrl: string): Promise<Contender> {
+  const server = await startReference(databaseUrl);
+  return {
+    side: {
+      name: '(r) reference: fastify + zod + one insert',
+      url: `${server.url}/actions`,
+      headers: {},
+      body: PURCHASE,
+      cpu: cpuProbe(groupsOf({ reference: [server.pid] }, databaseUrl)),
+    },
+    database: databaseProbe(databaseUrl),
+    stop: () => server.stop(),
+  };
+}
+
+async function serviceContender(infra: Infra, mode: StackMode, name: string, databaseUrl: string): Promise<Contender> {
+  const stack = await startStack({
+    mode,
+    databaseUrl,
+    natsUrl: infra.natsUrl,
+    name: `bench-${mode}`,
+    env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' },
+  }); // one key at full speed would pass any limit; the admission case measures the limit
+  try {
+    const api = apiClient(stack.baseUrl);
+    const account = await api.newAccount();
+    // A busy account is a paying one: on the unlimited plan creations do not queue on the quota counter.
+    await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
+    return {
+      side: {
+        name,
+        url: `${stack.baseUrl}/actions`,
+        headers: { 'x-api-key': account.api_key },
+        body: PURCHASE,
+        // Postgres CPU of this database's backends only: the other contenders' backends are not this one's work.
+        cpu: cpuProbe(processGroups(stack, databaseUrl)),
+      },
+      database: databaseProbe(databaseUrl),
+      stop: () => stack.stop(),
+    };
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+}
+
+/** Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time. */
+async function pacedAtHalf(contenders: Contender[], full: Figures[]): Promise<Figures[]> {
+  const paced: Figures[] = [];
+  for (const [i, { side }] of contenders.entries()) {
+    const rate = full[i]!.rps / 2;
+    paced.push(
+      await pacedLoad(
+        `${side.name.slice(0, 3)}  at half its rate, paced (${Math.round(rate)}/s)`,
+        side.url,
+        side.headers,
+        side.body,
+        {
+          rate,
+          seconds: settings.seconds,
+          connections: settings.connections,
+        },
+      ),
+    );
+  }
+  return paced;
+}
+
+async function compare(infra: Infra, databases: string[]): Promise<void> {
+  const contenders: Contender[] = [];
+  try {
+    contenders.push(await referenceContender(databases[0]!));
+    contenders.push(await serviceContender(infra, 'all-in-one', '(a) all-in-one (in-process bus)', databases[1]!));
+    if (infra.natsUrl) {
+      contenders.push(
+        await serviceContender(infra, 'processes', '(b) one process per service over NATS', databases[2]!),
       );
-      return [full, half];
-    } finally {
-      await stack.stop();
     }
-  });
+    const full = await alternating(
+      contenders.map((c) => c.side),
+      {
+        rounds: settings.rounds,
+        seconds: settings.sliceSeconds,
+        measuring: () => {
+          for (const c of contenders) c.database.start();
+        },
+      },
+    );
+    const writes = await Promise.all(contenders.map((c, i) => c.database.perRequest(full[i]!.total ?? 0)));
+    const paced = await pacedAtHalf(contenders, full);
+    table([...full, ...paced]);
+    const [reference, allInOne, processes] = full;
+    ratio('(a) all-in-one / reference', reference!, allInOne!);
+    roundRatios('(a)/(r)', reference!, allInOne!);
+    if (processes) {
+      ratio('(b) processes / reference', reference!, processes);
+      roundRatios('(b)/(r)', reference!, processes);
+      ratio('(b)/(a)', allInOne!, processes);
+    } else out('(b) skipped: no NATS server reachable');
+    for (const [i, row] of full.entries()) {
+      printCpuPerRequest(`${row.name.slice(0, 3)} at full speed`, row.cpuMs, row.total ?? 0);
+      printDatabasePerRequest(`${row.name.slice(0, 3)} at full speed`, writes[i]!);
+    }
+  } finally {
+    for (const c of contenders.reverse()) await c.stop();
+  }
 }
 
 export const actionCreation: BenchCase = {
   name: 'create',
-  description: 'POST /actions: all-in-one vs one process per service over NATS, against the reference',
+  description: 'POST /actions: the reference, all-in-one and one process per service over NATS, taking turns',
   async run(infra) {
-    const rows = [...(await creation(infra, 'all-in-one', '(a) all-in-one (in-process bus)'))];
-    if (infra.natsUrl) rows.push(...(await creation(infra, 'processes', '(b) one process per service over NATS')));
-    const reference = measured.get('reference');
-    const referenceHalf = measured.get('reference-half');
-    table(reference && referenceHalf ? [reference, referenceHalf, ...rows] : rows);
-    if (reference) {
-      ratio('(a) all-in-one / reference', reference, rows[0]!);
-      if (rows[2]) ratio('(b) processes / reference', reference, rows[2]);
-    }
-    if (rows[2]) ratio('(b)/(a)', rows[0]!, rows[2]);
-    else out('(b) skipped: no NATS server reachable');
-    for (const report of cpuReports.splice(0)) report();
+    await withDatabase(infra, (reference) =>
+      withDatabase(infra, (allInOne) =>
+        withDatabase(infra, (processes) => compare(infra, [reference, allInOne, processes])),
+      ),
+    );
   },
 };

@@ -46,9 +46,6 @@ export async function withDatabase<T>(infra: Infra, use: (url: string) => Promis
   }
 }
 
-/** Figures of earlier cases of this run, by case name, for the ratios of later ones (e.g. `reference`). */
-export const measured = new Map<string, Figures>();
-
 /**
  * Loads one URL with the same POST at a steady concurrency, after a 2 s warm-up; `warmUp: false` skips the warm-up
  * (the server is already warm). For latency below saturation see paced.ts.
@@ -102,6 +99,14 @@ export interface Side {
   url: string;
   headers: Record<string, string>;
   body: unknown;
+  /** Counts the CPU of this side's processes (else the `cpu` of the options, if any). */
+  cpu?: CpuCounter;
+}
+
+/** Counts CPU milliseconds by process group between start and stop (cpu.ts). */
+export interface CpuCounter {
+  start(): void;
+  stop(): Map<string, number>;
 }
 
 /**
@@ -113,10 +118,17 @@ export interface Side {
  */
 export async function alternating(
   sides: Side[],
-  options: { rounds: number; seconds: number; cpu?: { start(): void; stop(): Map<string, number> } },
+  options: {
+    rounds: number;
+    seconds: number;
+    cpu?: CpuCounter;
+    /** Called once the warm-ups are over, as the measured slices begin. */
+    measuring?: () => void;
+  },
 ): Promise<Array<Figures & { perRound: number[]; cpuMs: Map<string, number> }>> {
   for (const side of sides)
     await load(`${side.name} (warm-up)`, side.url, side.headers, side.body, { seconds: 2, warmUp: false });
+  options.measuring?.();
   const slices = sides.map(() => [] as Figures[]);
   const cpuMs = sides.map(() => new Map<string, number>());
   for (let round = 0; round < options.rounds; round++) {
@@ -124,7 +136,7 @@ export async function alternating(
     if (round % 2 === 1) order.reverse();
     for (const i of order) {
       const side = sides[i]!;
-      const cpu = options.cpu;
+      const cpu = side.cpu ?? options.cpu;
       const probe = cpu && {
         start: () => cpu.start(),
         stop: () => {

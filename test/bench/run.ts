@@ -1,6 +1,6 @@
 // npm run bench: the bench cases in turn, each printing its figures and ratios.
 // Settings: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32), BENCH_CASES (comma list of case names;
-// default all; `create` brings `reference` with it), and each case's own (see its file).
+// default all), and each case's own (see its file). `create` runs the bare reference server beside the services.
 import { resolveInfra } from '../infra/resolve.js';
 import { actionCreation } from './action-creation.js';
 import { admissionBench } from './admission.js';
@@ -12,12 +12,10 @@ import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
 import { grantsBench } from './grants.js';
 import { receiptsCost } from './receipts.js';
-import { reference } from './reference.js';
 import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
 
 const cases: BenchCase[] = [
-  reference,
   actionCreation,
   admissionBench,
   policyLoad,
@@ -34,8 +32,6 @@ const cases: BenchCase[] = [
 const only = process.env.BENCH_CASES?.split(',')
   .map((s) => s.trim())
   .filter(Boolean);
-// The create case is read against the reference, so selecting it runs the reference first in the same invocation.
-if (only?.includes('create') && !only.includes('reference')) only.push('reference');
 const selected = only ? cases.filter((c) => only.includes(c.name)) : cases;
 if (selected.length === 0) {
   out(`BENCH_CASES matches no case; cases: ${cases.map((c) => c.name).join(', ')}`);
