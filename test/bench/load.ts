@@ -93,6 +93,9 @@ export async function load(
   return figuresOf(name, result);
 }
 
+/** The pause after each slice of `alternating`: the sealer seals every 200 ms, the relay deletes every 100 ms. */
+const SETTLE_MS = 1000;
+
 /** One of the cases that `alternating` loads in turns. */
 export interface Side {
   name: string;
@@ -110,10 +113,11 @@ export interface CpuCounter {
 }
 
 /**
- * Loads several cases of one process in turns: a warm-up each, then `rounds` rounds of a `seconds` slice each, the
+ * Loads several cases in turns: a warm-up each, then `rounds` rounds of a `seconds` slice each, the
  * order reversed every other round (A B, B A) so that drift over the run and tables growing fall on every case
  * alike. One slice after another on this 2-core machine swung by up to ±15 % (the same case twice: 4,004 then
- * 5,246 creates/s). A case's figures are its slices' sums (req/s: all its requests over all its time) and the mean
+ * 5,246 creates/s). After each slice a pause lets the case's background work end (its CPU counted to the case).
+ * A case's figures are its slices' sums (req/s: all its requests over all its time) and the mean
  * of their p50 and p99; `perRound` has each round's req/s, for the scatter of a ratio.
  */
 export async function alternating(
@@ -137,15 +141,14 @@ export async function alternating(
     for (const i of order) {
       const side = sides[i]!;
       const cpu = side.cpu ?? options.cpu;
-      const probe = cpu && {
-        start: () => cpu.start(),
-        stop: () => {
-          for (const [group, ms] of cpu.stop()) cpuMs[i]!.set(group, (cpuMs[i]!.get(group) ?? 0) + ms);
-        },
-      };
+      cpu?.start();
       slices[i]!.push(
-        await load(side.name, side.url, side.headers, side.body, { seconds: options.seconds, warmUp: false, probe }),
+        await load(side.name, side.url, side.headers, side.body, { seconds: options.seconds, warmUp: false }),
       );
+      // The side's background work (sealing, the relay's deletes) ends before the next side's slice, and its CPU
+      // counts to this side; the pause is not counted as this side's time.
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      for (const [group, ms] of cpu?.stop() ?? []) cpuMs[i]!.set(group, (cpuMs[i]!.get(group) ?? 0) + ms);
     }
   }
   return sides.map((side, i) => {
