@@ -4,9 +4,8 @@
 // run has a grant that covers every request, so each is approved by it (its use counted under the account's lock).
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack } from '../harness/stack.js';
-import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
-import { PURCHASE } from './action-creation.js';
-import { alternating, ratio, roundRatios, settings, table, withDatabase, type BenchCase } from './load.js';
+import { withDatabase, type BenchCase } from './load.js';
+import { accountsInTurns, printTurns } from './account-turns.js';
 
 type Account = Awaited<ReturnType<ApiClient['newAccount']>>;
 
@@ -49,34 +48,16 @@ export const grantsBench: BenchCase = {
         const covered = await unlimited();
         for (let i = 0; i < 19; i++) await grantFor(api, covered, `shop ${i}`);
         await grantFor(api, covered, null); // the bench request has no recipient: this grant covers it
-        const url = `${stack.baseUrl}/actions`;
-        // The three take turns (alternating): one after the other, the same case swung by up to 15 % on this machine.
-        return await alternating(
-          [
-            { name: '(a) no grants (stays pending)', url, headers: { 'x-api-key': none.api_key }, body: PURCHASE },
-            {
-              name: '(b) 20 live grants, none covering (pending)',
-              url,
-              headers: { 'x-api-key': granted.api_key },
-              body: PURCHASE,
-            },
-            {
-              name: '(c) 20 live grants, one approves each',
-              url,
-              headers: { 'x-api-key': covered.api_key },
-              body: PURCHASE,
-            },
-          ],
-          { rounds: settings.rounds, seconds: settings.sliceSeconds, cpu: cpuProbe(processGroups(stack, databaseUrl)) },
-        );
+        // The three take turns: one after the other, the same case swung by up to 15 % on this machine.
+        return await accountsInTurns(stack, databaseUrl, [
+          ['(a) no grants (stays pending)', none],
+          ['(b) 20 live grants, none covering (pending)', granted],
+          ['(c) 20 live grants, one approves each', covered],
+        ]);
       } finally {
         await stack.stop();
       }
     });
-    table(rows);
-    ratio('(b)/(a) (goal >= 0.9)', rows[0]!, rows[1]!);
-    roundRatios('(b)/(a)', rows[0]!, rows[1]!);
-    for (const row of rows) printCpuPerRequest(row.name.slice(0, 3), row.cpuMs, row.total ?? 0);
-    ratio('(c)/(a)', rows[0]!, rows[2]!);
+    printTurns(rows, ' (goal >= 0.9)');
   },
 };

@@ -2,9 +2,8 @@
 // Rules are checked in order and limits read the period's spend, so this is the cost of policy per request.
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack } from '../harness/stack.js';
-import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
-import { PURCHASE } from './action-creation.js';
-import { alternating, ratio, roundRatios, settings, table, withDatabase, type BenchCase } from './load.js';
+import { withDatabase, type BenchCase } from './load.js';
+import { accountsInTurns, printTurns } from './account-turns.js';
 
 type Account = Awaited<ReturnType<ApiClient['newAccount']>>;
 
@@ -61,39 +60,16 @@ export const policyLoad: BenchCase = {
         await heavyPolicy(api, heavy, 'miss');
         const approving = await unlimited();
         await heavyPolicy(api, approving, 'auto_approve');
-        const url = `${stack.baseUrl}/actions`;
-        // The three take turns (alternating): one after the other, the same case swung by up to 15 % on this machine.
-        return await alternating(
-          [
-            {
-              name: '(a) no rules, no limits (stays pending)',
-              url,
-              headers: { 'x-api-key': none.api_key },
-              body: PURCHASE,
-            },
-            {
-              name: '(b) 50 rules + 5 limits, none match (pending)',
-              url,
-              headers: { 'x-api-key': heavy.api_key },
-              body: PURCHASE,
-            },
-            {
-              name: '(c) 50 rules + 5 limits, rule 50 approves',
-              url,
-              headers: { 'x-api-key': approving.api_key },
-              body: PURCHASE,
-            },
-          ],
-          { rounds: settings.rounds, seconds: settings.sliceSeconds, cpu: cpuProbe(processGroups(stack, databaseUrl)) },
-        );
+        // The three take turns: one after the other, the same case swung by up to 15 % on this machine.
+        return await accountsInTurns(stack, databaseUrl, [
+          ['(a) no rules, no limits (stays pending)', none],
+          ['(b) 50 rules + 5 limits, none match (pending)', heavy],
+          ['(c) 50 rules + 5 limits, rule 50 approves', approving],
+        ]);
       } finally {
         await stack.stop();
       }
     });
-    table(rows);
-    ratio('(b)/(a)', rows[0]!, rows[1]!);
-    roundRatios('(b)/(a)', rows[0]!, rows[1]!);
-    for (const row of rows) printCpuPerRequest(row.name.slice(0, 3), row.cpuMs, row.total ?? 0);
-    ratio('(c)/(a)', rows[0]!, rows[2]!);
+    printTurns(rows, '');
   },
 };
