@@ -17,14 +17,17 @@ type Stored = RequestRow & { outbox_event?: OutboxRow | null };
 const USAGE_SHARDS = 16;
 const usageShard = () => Math.floor(Math.random() * USAGE_SHARDS);
 
-/** A new request as the statement reads it: the table's own columns by name (jsonb_populate_record), and its audit. */
+/**
+ * A new request as the statement reads it: the table's own columns by name (jsonb_populate_record, which ignores
+ * the keys that are not columns, so the row's own go along unstripped: stripping them with a rest pattern was
+ * 1.3 % of the actions process's samples under load), and its audit.
+ */
 function documentOf({ row, audit }: RequestInsert): Record<string, unknown> {
-  const { expires_in_seconds, resolved, at, ...columns } = row;
   return {
-    ...columns,
-    created_at: at,
-    resolved_at: resolved ? at : null,
-    expires_at: new Date(at.getTime() + expires_in_seconds * 1000),
+    ...row,
+    created_at: row.at,
+    resolved_at: row.resolved ? row.at : null,
+    expires_at: new Date(row.at.getTime() + row.expires_in_seconds * 1000),
     audit,
   };
 }
