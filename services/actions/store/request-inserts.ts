@@ -1,7 +1,6 @@
 import type { Sql } from '@agent-auth/db';
-import type { AuditEntry, NewRequest } from './requests.js';
-import { announce, selectWithEvents, type OutboxRow } from './outbox.js';
-import type { RequestRow } from './rows.js';
+import type { Announcing, AuditEntry, NewRequest } from './requests.js';
+import { announce, selectWithEvents } from './outbox.js';
 import { THIS_MONTH } from './accounts.js';
 
 /** One new request to store, with its audit entries, counted against the free plan's monthly quota. */
@@ -10,8 +9,6 @@ export interface RequestInsert {
   audit: AuditEntry[];
   freeQuota: number;
 }
-
-type Stored = RequestRow & { outbox_event?: OutboxRow | null };
 
 /** How many rows an unlimited account's monthly count is spread over (see countedCreations). */
 const USAGE_SHARDS = 16;
@@ -69,11 +66,12 @@ function countedCreations(sql: Sql, freeQuota: number) {
 /**
  * Stores new requests in one statement: counted against the plan quota, each with its audit entries and its outbox
  * event, atomically. Answers each one's stored row (its event as `outbox_event`), or undefined for one the quota
- * refused. Ids are unique: a stored id fails the whole statement (the gatherer then tries each alone).
+ * refused. Ids are unique: a stored id fails the whole statement (the gatherer then tries each alone). All share
+ * one free quota (the gatherer puts only such creates together).
  */
-export async function insertRequests(sql: Sql, inserts: RequestInsert[]): Promise<Array<Stored | undefined>> {
+export async function insertRequests(sql: Sql, inserts: RequestInsert[]): Promise<Array<Announcing | undefined>> {
   const documents = inserts.map(documentOf);
-  const rows = await sql<Stored[]>`
+  const rows = await sql<Announcing[]>`
     with input as (
       select d.ord, d.doc, r.* from jsonb_array_elements(${sql.json(documents as never)}::jsonb) with ordinality as d(doc, ord),
         jsonb_populate_record(null::actions.requests, d.doc) r

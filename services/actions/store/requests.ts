@@ -1,5 +1,5 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
-import { gatherWrites, isStatementRefused, type Sql } from '@agent-auth/db';
+import { gatherWrites, isStatementRefused, type Sql, type WriteGathering } from '@agent-auth/db';
 import type { PendingHead, PendingRow, RequestRow } from './rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
 import { insertRequests, type RequestInsert } from './request-inserts.js';
@@ -25,13 +25,11 @@ export interface AuditEntry {
   detail?: Record<string, unknown>;
 }
 
-type Announcing = RequestRow & { outbox_event?: OutboxRow | null };
+/** A row as a request-changing statement returns it, with the outbox event it wrote (selectWithEvents). */
+export type Announcing = RequestRow & { outbox_event?: OutboxRow | null };
 
 /** How creates share statements (gatherWrites): statements out at once, and most creates in one. */
-export interface CreateGathering {
-  inFlight: number;
-  maxBatch: number;
-}
+export type CreateGathering = Pick<WriteGathering<RequestInsert, unknown>, 'inFlight' | 'maxBatch'>;
 
 /**
  * Persistence of action requests; every state change writes its audit entry and its outbox event in the same
@@ -43,17 +41,22 @@ export function createRequestStore(
   announced: (events: ActionEventInput[]) => void = () => {},
   creates: CreateGathering = { inFlight: 4, maxBatch: 32 },
 ) {
-  const gatheredInsert = gatherWrites<RequestInsert, Announcing | undefined>({
-    write: (inserts) => insertRequests(sql, inserts),
-    ...creates,
-    retryAlone: isStatementRefused,
-    sameStatement: (a, b) => a.freeQuota === b.freeQuota,
-  });
   const afterward = (result: Announcing[]): RequestRow[] => {
     const { rows, events } = eventsOf(result);
     if (events.length) announced(events);
     return rows;
   };
+  const gatheredInsert = gatherWrites<RequestInsert, RequestRow | undefined>({
+    // A statement's events are announced together, once it has committed.
+    write: async (inserts) => {
+      const stored = await insertRequests(sql, inserts);
+      const rows = afterward(stored.filter((r) => r !== undefined)).values();
+      return stored.map((r) => r && rows.next().value);
+    },
+    ...creates,
+    retryAlone: isStatementRefused,
+    sameStatement: (a, b) => a.freeQuota === b.freeQuota,
+  });
   return {
     /**
      * Counts a new request against its account's month and inserts it with its audit entries and its outbox event,
@@ -61,8 +64,7 @@ export function createRequestStore(
      * (gatherWrites). Undefined (nothing written) when the free plan's quota is used up.
      */
     async insert(row: NewRequest, audit: AuditEntry[], freeQuota: number): Promise<RequestRow | undefined> {
-      const stored = await gatheredInsert({ row, audit, freeQuota });
-      return stored && afterward([stored])[0];
+      return gatheredInsert({ row, audit, freeQuota });
     },
 
     /** A request of one agent, or undefined. */
