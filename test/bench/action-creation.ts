@@ -2,11 +2,12 @@
 // NATS, against the bare reference server (reference.ts), each on its own database of the same Postgres. The three
 // are up together and take turns under load (alternating: slices in r a b, b a r order), so that the machine's
 // drift and the tables' growth fall on all alike: one after the other, the reference alone swung between 8,500 and
-// 11,800 creates/s from run to run. Then each alone at half its rate, evenly paced: latency below saturation.
+// 11,800 creates/s from run to run. Then each alone at half its rate, evenly paced: latency below saturation, beside
+// the floor, a server answering from memory at the same pace (what the machine and the generator alone add).
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
-import { databaseProbe, printDatabasePerRequest } from './db-stats.js';
+import { databaseProbe, printDatabasePerRequest, printWaits, waitSampler, type WaitShares } from './db-stats.js';
 import {
   alternating,
   out,
@@ -21,7 +22,7 @@ import {
   type Side,
 } from './load.js';
 import { pacedLoad } from './paced.js';
-import { startReference } from './reference.js';
+import { startFloorServer, startReference } from './reference.js';
 
 export const PURCHASE = {
   action_type: 'purchase',
@@ -34,6 +35,8 @@ export const PURCHASE = {
 interface Contender {
   side: Side;
   database: ReturnType<typeof databaseProbe>;
+  /** Samples what its database's backends wait for (waitSampler). */
+  waits: () => ReturnType<typeof waitSampler>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +51,7 @@ async function referenceContender(databaseUrl: string): Promise<Contender> {
       cpu: cpuProbe(groupsOf({ reference: [server.pid] }, databaseUrl)),
     },
     database: databaseProbe(databaseUrl),
+    waits: () => waitSampler(databaseUrl),
     stop: () => server.stop(),
   };
 }
@@ -75,6 +79,7 @@ async function serviceContender(infra: Infra, mode: StackMode, name: string, dat
         cpu: cpuProbe(processGroups(stack, databaseUrl)),
       },
       database: databaseProbe(databaseUrl),
+      waits: () => waitSampler(databaseUrl),
       stop: () => stack.stop(),
     };
   } catch (err) {
@@ -83,26 +88,48 @@ async function serviceContender(infra: Infra, mode: StackMode, name: string, dat
   }
 }
 
-/** Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time. */
-async function pacedAtHalf(contenders: Contender[], full: Figures[]): Promise<Figures[]> {
+/**
+ * Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time;
+ * each followed by the floor server at the same pace, which shows what the machine and the generator alone add.
+ */
+async function pacedAtHalf(
+  contenders: Contender[],
+  full: Figures[],
+): Promise<{ paced: Figures[]; waits: WaitShares[] }> {
   const paced: Figures[] = [];
-  for (const [i, { side }] of contenders.entries()) {
-    const rate = full[i]!.rps / 2;
-    paced.push(
-      await pacedLoad(
-        `${side.name.slice(0, 3)}  at half its rate, paced (${Math.round(rate)}/s)`,
-        side.url,
-        side.headers,
-        side.body,
-        {
-          rate,
-          seconds: settings.seconds,
-          connections: settings.connections,
-        },
-      ),
-    );
+  const waits: WaitShares[] = [];
+  const floor = await startFloorServer();
+  try {
+    const pace = (name: string, url: string, headers: Record<string, string>, body: unknown, rate: number) =>
+      pacedLoad(name, url, headers, body, { rate, seconds: settings.seconds, connections: settings.connections });
+    await pace('warm-up', `${floor.url}/actions`, {}, PURCHASE, full[0]!.rps / 2); // its JIT, as the others had
+    for (const [i, { side }] of contenders.entries()) {
+      const rate = full[i]!.rps / 2;
+      const tag = side.name.slice(0, 3);
+      const sampler = contenders[i]!.waits();
+      sampler.start();
+      paced.push(
+        await pace(`${tag}  at half its rate, paced (${Math.round(rate)}/s)`, side.url, side.headers, side.body, rate),
+      );
+      waits.push(await sampler.stop());
+      paced.push(await pace(`${tag}  floor: from memory, same pace`, `${floor.url}/actions`, {}, PURCHASE, rate));
+    }
+  } finally {
+    await floor.stop();
   }
-  return paced;
+  return { paced, waits };
+}
+
+/** Each contender's p99 at half its rate beside the floor's at that pace, and what its database waited for. */
+function printFloors(paced: Figures[], waits: WaitShares[]): void {
+  for (let i = 0; i + 1 < paced.length; i += 2) {
+    const [side, floor] = [paced[i]!, paced[i + 1]!];
+    const tag = side.name.slice(0, 3);
+    out(
+      `p99 at half rate ${tag}: ${side.p99.toFixed(1)} ms; the floor at the same pace ${floor.p99.toFixed(1)} ms (goal < 10 ms)`,
+    );
+    printWaits(`${tag} at half rate`, waits[i / 2]!);
+  }
 }
 
 async function compare(infra: Infra, databases: string[]): Promise<void> {
@@ -126,8 +153,9 @@ async function compare(infra: Infra, databases: string[]): Promise<void> {
       },
     );
     const writes = await Promise.all(contenders.map((c, i) => c.database.perRequest(full[i]!.total ?? 0)));
-    const paced = await pacedAtHalf(contenders, full);
+    const { paced, waits } = await pacedAtHalf(contenders, full);
     table([...full, ...paced]);
+    printFloors(paced, waits);
     const [reference, allInOne, processes] = full;
     ratio('(a) all-in-one / reference', reference!, allInOne!);
     roundRatios('(a)/(r)', reference!, allInOne!);

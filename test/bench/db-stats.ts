@@ -48,3 +48,58 @@ export function printDatabasePerRequest(label: string, c: Counters): void {
     `postgres per request, ${label}: ${c.commits.toFixed(2)} commits, rows inserted ${c.inserted.toFixed(2)}, updated ${c.updated.toFixed(2)}, deleted ${c.deleted.toFixed(2)}`,
   );
 }
+
+/** What the busy backends of one database were doing, as shares of the samples that found one busy. */
+export type WaitShares = Record<string, number>;
+
+// Wait events by what they mean here: the WAL flush every commit waits for (a backend flushing, or queued behind
+// the one that is), row or object locks, and the rest.
+function waitClass(type: string | null, event: string | null): string {
+  if (!type) return 'on CPU';
+  if (event === 'WALWrite' || event === 'WALSync' || event === 'WALInsert') return 'the WAL flush';
+  if (type === 'Lock') return 'locks';
+  return `${type}:${event}`;
+}
+
+/**
+ * Samples pg_stat_activity every 20 ms while a run goes on: whether the database's busy client backends are on CPU
+ * or waiting, and for what. It shows where a request's latency tail comes from below the service.
+ */
+export function waitSampler(url: string) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const counts = new Map<string, number>();
+  let running = false;
+  const sample = async () => {
+    const rows = await sql<Array<{ type: string | null; event: string | null }>>`
+      select wait_event_type as type, wait_event as event from pg_stat_activity
+      where datname = current_database() and backend_type = 'client backend' and state = 'active'
+        and pid <> pg_backend_pid()`;
+    for (const r of rows) {
+      const key = waitClass(r.type, r.event);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    if (running) setTimeout(() => void sample().catch(() => {}), 20);
+  };
+  return {
+    start(): void {
+      counts.clear();
+      running = true;
+      void sample().catch(() => {});
+    },
+    async stop(): Promise<WaitShares> {
+      running = false;
+      await sql.end({ timeout: 1 });
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      return Object.fromEntries([...counts].map(([k, v]) => [k, v / Math.max(1, total)]));
+    },
+  };
+}
+
+/** Prints the shares of a wait sample, largest first. */
+export function printWaits(label: string, shares: WaitShares): void {
+  const parts = Object.entries(shares)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 4)
+    .map(([k, v]) => `${k} ${(100 * v).toFixed(0)} %`);
+  out(`postgres backends busy, ${label}: ${parts.join(', ') || 'none seen'}`);
+}

@@ -1,5 +1,6 @@
-// The yardstick of the create case: a bare fastify + zod + one-insert server (reference-server.ts) in its own
-// process on the same Postgres, loaded beside the real service (action-creation.ts).
+// The yardsticks of the create case, each in its own process: a bare fastify + zod + one-insert server
+// (reference-server.ts) on the same Postgres, loaded beside the real service, and a server answering from memory
+// (floor-server.ts), the latency floor of the machine (action-creation.ts).
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 // The yardstick runs with the services' own Node.js flags, so the ratios compare the code, not the tuning.
@@ -7,13 +8,27 @@ import { SERVICE_NODE_FLAGS } from '../harness/stack.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Starts the reference server on a database; answers its URL and pid. */
-export async function startReference(
-  databaseUrl: string,
-): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', 'test/bench/reference-server.ts'], {
+/** A yardstick server in its own process: its URL and pid. */
+export interface BenchServer {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the reference server on a database. */
+export function startReference(databaseUrl: string): Promise<BenchServer> {
+  return startBenchServer('test/bench/reference-server.ts', { DATABASE_URL: databaseUrl, DB_POOL_SIZE: '10' });
+}
+
+/** Starts the floor server (no database). */
+export function startFloorServer(): Promise<BenchServer> {
+  return startBenchServer('test/bench/floor-server.ts', {});
+}
+
+async function startBenchServer(script: string, env: Record<string, string>): Promise<BenchServer> {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', script], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, DB_POOL_SIZE: '10' },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -23,7 +38,7 @@ export async function startReference(
       const match = /"url":"([^"]+)"/.exec(buffered);
       if (match) resolveUrl(match[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
   return {
     url,
