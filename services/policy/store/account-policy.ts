@@ -19,10 +19,6 @@ export type PolicyLimit = Pick<
   LimitRow,
   'id' | 'period' | 'amount_limit_cents' | 'agent_id' | 'action_type' | 'created_at'
 >;
-export type DecisionLimit = PolicyLimit & {
-  /** USD cents already spent in the limit's current window. */
-  spent_cents: number;
-};
 
 /** What a decision needs of an account: its rules and limits, each in creation order (without spend). */
 export interface AccountPolicy {

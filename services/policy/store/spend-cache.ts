@@ -23,8 +23,14 @@ export function createSpendCache(input: { ttlMs: number; maxAccounts: number; no
       read: (scopes: readonly SpendScope[]) => Promise<Map<string, number>>,
     ): Promise<Map<string, number>> {
       const hit = copies.get(accountId);
-      if (hit && scopes.every((s) => hit.has(keyOf(s)))) {
-        return new Map(scopes.map((s) => [s.id, hit.get(keyOf(s))!]));
+      if (hit) {
+        const found = new Map<string, number>();
+        for (const scope of scopes) {
+          const total = hit.get(keyOf(scope));
+          if (total === undefined) break;
+          found.set(scope.id, total);
+        }
+        if (found.size === scopes.length) return found;
       }
       const ticket = copies.ticket();
       const readAt = now();

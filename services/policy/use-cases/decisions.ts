@@ -7,7 +7,7 @@ import {
   type RecordSpendRequest,
   type ReleaseSpendRequest,
 } from '@agent-auth/contracts';
-import type { DecisionLimit, DecisionRule, PolicyLimit } from '../store/account-policy.js';
+import type { DecisionRule, PolicyLimit } from '../store/account-policy.js';
 import type { CachedPolicy } from '../store/policy-cache.js';
 import type { PeriodWindows, SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
@@ -32,28 +32,43 @@ function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
   };
 }
 
-function scopeOf(limit: PolicyLimit, now: Date): SpendScope {
-  return { id: limit.id, ...periodWindow(limit.period, now), agent_id: limit.agent_id, action_type: limit.action_type };
+/** A limit's spend scope in the window of its period (the windows of one moment, computed once per decision). */
+function scopeOf(limit: PolicyLimit, windows: PeriodWindows): SpendScope {
+  const { start, end } = windows[limit.period];
+  return { id: limit.id, start, end, agent_id: limit.agent_id, action_type: limit.action_type };
 }
 
 type Checkable = DecideRequest & { amount_cents: number };
 
+// The windows of the day last decided in: every period's window changes only at a UTC midnight, and a busy account
+// decides thousands of times a day (the Dates are shared and never changed).
+let lastWindows: PeriodWindows | undefined;
+
+/** Every period's window at `now`. */
 function windowsAt(now: Date): PeriodWindows {
-  return {
+  const t = now.getTime();
+  if (lastWindows && t >= lastWindows.daily.start.getTime() && t < lastWindows.daily.end.getTime()) return lastWindows;
+  lastWindows = {
     daily: periodWindow('daily', now),
     weekly: periodWindow('weekly', now),
     monthly: periodWindow('monthly', now),
   };
+  return lastWindows;
 }
 
-/** The denial by the first covering limit that this request would take past its figure, if any. */
+/**
+ * The denial by the first covering limit that this request would take past its figure, if any, from the spend the
+ * database reported for each (a limit it did not report on is left out: the copy knew a limit it no longer has).
+ */
 function limitDenial(
   req: Checkable,
-  covering: DecisionLimit[],
-  spent: (limit: DecisionLimit) => number,
+  covering: readonly PolicyLimit[],
+  spent: ReadonlyMap<string, number>,
 ): Verdict | undefined {
   const over = firstExceededLimit(
-    covering.map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent(limit) })),
+    covering
+      .filter((limit) => spent.has(limit.id))
+      .map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent.get(limit.id)! })),
     req.amount_cents,
   );
   if (!over) return undefined;
@@ -139,7 +154,7 @@ async function decideFrom(
       deps.spendChanged(req.account_id);
       return byRule(rule, true);
     }
-    const denial = limitDenial(checkable, withSpend(covering, locked.spent), (l) => l.spent_cents);
+    const denial = limitDenial(checkable, covering, locked.spent);
     if (denial) return denial;
     // Refused by no limit even of a fresh copy: this action's spend was recorded already (a repeated decision).
     return fresh ? byRule(rule, false) : STALE;
@@ -152,12 +167,13 @@ async function decideFrom(
   // Read from the replica's copy of the totals: a denial read a moment late stands just the same (spend only grows);
   // a total read before another replica's approval arrived leaves the request to a person, as a read racing that
   // approval always could.
+  const windows = windowsAt(now);
   const spent = await deps.spendCache.totals(
     req.account_id,
-    covering.map((l) => scopeOf(l, now)),
+    covering.map((l) => scopeOf(l, windows)),
     (scopes) => deps.spend.spentIn(req.account_id, scopes),
   );
-  const denial = limitDenial(checkable, withSpend(covering, spent), (l) => l.spent_cents);
+  const denial = limitDenial(checkable, covering, spent);
   if (denial) return denial;
   return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
 }
@@ -191,17 +207,12 @@ async function byGrant(
   if (req.amount_cents !== null && used.spent.size > 0) {
     // A limit refused the grant's approval under the lock: limits come before grants.
     const checkable: Checkable = { ...req, amount_cents: req.amount_cents };
-    const denial = limitDenial(checkable, withSpend(covering, used.spent), (l) => l.spent_cents);
+    const denial = limitDenial(checkable, covering, used.spent);
     if (denial) return denial;
   }
   // The copy listed grants that are used up (or revoked meanwhile): the next decision reads them again.
   deps.policyCache.invalidate(req.account_id);
   return PENDING;
-}
-
-/** Cached limits with the spend the database reported for each (limits it did not report on are left out). */
-function withSpend(limits: CachedPolicy['limits'], spent: Map<string, number>): DecisionLimit[] {
-  return limits.filter((l) => spent.has(l.id)).map((l) => ({ ...l, spent_cents: spent.get(l.id)! }));
 }
 
 /** Deciding on new requests, counting approvals by a person, and the spending summary. */
@@ -232,17 +243,17 @@ export function createDecisions(deps: PolicyDeps) {
     },
 
     async spendingSummary(agent: AgentPrincipal) {
-      const now = deps.now();
+      const windows = windowsAt(deps.now());
       const all = await deps.limits.list(agent.account_id);
       const limits = all.filter((l) => l.agent_id === null || l.agent_id === agent.agent_id);
       const spent = await deps.spend.spentIn(
         agent.account_id,
-        limits.map((l) => scopeOf(l, now)),
+        limits.map((l) => scopeOf(l, windows)),
       );
       return {
         agent_id: agent.agent_id,
         summaries: limits.map((l) => {
-          const window = periodWindow(l.period, now);
+          const window = windows[l.period];
           return {
             limit_id: l.id,
             period: l.period,
