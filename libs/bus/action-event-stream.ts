@@ -9,6 +9,11 @@ export interface ConsumerSpec {
   /** Most events handled at once by this process. */
   concurrency: number;
   log: Logger;
+  /**
+   * Only events of this type reach the consumer (JetStream filters them on the server, so the others cost it
+   * nothing); every event when absent. Changing it updates the durable consumer in place.
+   */
+  only?: ActionEventType;
 }
 
 /**

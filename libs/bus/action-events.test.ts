@@ -90,6 +90,32 @@ for (const kind of ['in-process', 'nats'] as const) {
       await b.stop();
     });
 
+    it('hands a consumer limited to one type only events of that type, and all of them once it is widened', async () => {
+      const got: string[] = [];
+      const handler = async (e: ActionEvent) => void got.push(e.id);
+      const limited = await bus.actionEvents.consume({
+        name: 'c-only',
+        concurrency: 4,
+        log,
+        handler,
+        only: 'action.resolved',
+      });
+      const first = [event(20, 'acc_A', 'action.created'), event(21), event(22, 'acc_A', 'action.created')];
+      const mine = new Set<string>(first.map((e) => e.id));
+      const stored = await bus.actionEvents.append(first);
+      expect(stored.size).toBe(3); // stored even where no consumer wants them
+      await expect.poll(() => got.filter((id) => mine.has(id))).toEqual([first[1]!.id]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got.filter((id) => mine.has(id))).toEqual([first[1]!.id]);
+      await limited.stop();
+      // The same durable consumer without the limit (a push provider configured later) hears new events of any type.
+      const widened = await bus.actionEvents.consume({ name: 'c-only', concurrency: 4, log, handler });
+      const created = event(23, 'acc_A', 'action.created');
+      await bus.actionEvents.append([created]);
+      await expect.poll(() => got).toContain(created.id);
+      await widened.stop();
+    });
+
     it('delivers an event again when the handler throws', async () => {
       const e = event(5);
       let calls = 0;

@@ -58,6 +58,8 @@ export function createInProcessActionEvents(): ActionEventStream {
     // agent's stream does not wait for the consumers' work (a webhook's delivery row, push notifications).
     show(event);
     for (const members of groups.values()) {
+      const only = members[0]!.spec.only;
+      if (only && only !== event.type) continue;
       const member = members[turn++ % members.length]!;
       await member.run(() => member.spec.handler(event));
     }

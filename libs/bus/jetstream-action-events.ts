@@ -95,7 +95,8 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
         deliver_policy: DeliverPolicy.All,
         ack_wait: ACK_WAIT_MS * NANOS_PER_MS,
         max_deliver: -1,
-        filter_subject: allSubjects,
+        // The server updates an existing durable consumer's filter in place (its position kept).
+        filter_subject: spec.only ? actionEventSubject(prefix, '*', spec.only) : allSubjects,
       });
       const consumer = await js.consumers.get(stream, spec.name);
       const limiter = createLimiter(spec.concurrency);

@@ -62,6 +62,9 @@ export async function startNotifierService(input: {
     handler: actionEventHandler(deps, deliveries),
     concurrency: settings.WEBHOOK_CONCURRENCY,
     log,
+    // Without a push provider only resolutions matter here (their webhooks): the rest of the stream, a created
+    // event for every request, is not delivered to this service at all.
+    only: deps.push ? undefined : 'action.resolved',
   });
   const served = await serveBusService({
     bus,
