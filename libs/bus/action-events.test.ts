@@ -93,7 +93,14 @@ for (const kind of ['in-process', 'nats'] as const) {
     it('hands a consumer limited to one type only events of that type, and all of them once it is widened', async () => {
       const got: string[] = [];
       const handler = async (e: ActionEvent) => void got.push(e.id);
-      const limited = await bus.actionEvents.consume({
+      // Over NATS the limited consumer runs on a connection of its own, closed before the consumer is widened, as
+      // when a notifier restarts: a pull it left open on a live connection could take the next event and hold it
+      // until its ack wait runs out.
+      const limitedBus =
+        kind === 'nats'
+          ? await connectNatsBus({ url: natsUrl!, prefix, timeoutMs: 2000, name: 'ae-test-limited', log })
+          : bus;
+      const limited = await limitedBus.actionEvents.consume({
         name: 'c-only',
         concurrency: 4,
         log,
@@ -108,6 +115,7 @@ for (const kind of ['in-process', 'nats'] as const) {
       await new Promise((r) => setTimeout(r, 200));
       expect(got.filter((id) => mine.has(id))).toEqual([first[1]!.id]);
       await limited.stop();
+      if (limitedBus !== bus) await limitedBus.close();
       // The same durable consumer without the limit (a push provider configured later) hears new events of any type.
       const widened = await bus.actionEvents.consume({ name: 'c-only', concurrency: 4, log, handler });
       const created = event(23, 'acc_A', 'action.created');
