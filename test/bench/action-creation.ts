@@ -35,8 +35,8 @@ export const PURCHASE = {
 interface Contender {
   side: Side;
   database: ReturnType<typeof databaseProbe>;
-  /** Samples what its database's backends wait for (waitSampler). */
-  waits: () => ReturnType<typeof waitSampler>;
+  /** Its own database (its backends' waits are sampled while it is paced). */
+  databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -51,7 +51,7 @@ async function referenceContender(databaseUrl: string): Promise<Contender> {
       cpu: cpuProbe(groupsOf({ reference: [server.pid] }, databaseUrl)),
     },
     database: databaseProbe(databaseUrl),
-    waits: () => waitSampler(databaseUrl),
+    databaseUrl,
     stop: () => server.stop(),
   };
 }
@@ -79,7 +79,7 @@ async function serviceContender(infra: Infra, mode: StackMode, name: string, dat
         cpu: cpuProbe(processGroups(stack, databaseUrl)),
       },
       database: databaseProbe(databaseUrl),
-      waits: () => waitSampler(databaseUrl),
+      databaseUrl,
       stop: () => stack.stop(),
     };
   } catch (err) {
@@ -103,10 +103,10 @@ async function pacedAtHalf(
     const pace = (name: string, url: string, headers: Record<string, string>, body: unknown, rate: number) =>
       pacedLoad(name, url, headers, body, { rate, seconds: settings.seconds, connections: settings.connections });
     await pace('warm-up', `${floor.url}/actions`, {}, PURCHASE, full[0]!.rps / 2); // its JIT, as the others had
-    for (const [i, { side }] of contenders.entries()) {
+    for (const [i, { side, databaseUrl }] of contenders.entries()) {
       const rate = full[i]!.rps / 2;
       const tag = side.name.slice(0, 3);
-      const sampler = contenders[i]!.waits();
+      const sampler = waitSampler(databaseUrl);
       sampler.start();
       paced.push(
         await pace(`${tag}  at half its rate, paced (${Math.round(rate)}/s)`, side.url, side.headers, side.body, rate),

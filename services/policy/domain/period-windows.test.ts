@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { periodWindow } from './period-windows.js';
+import { periodWindow, periodWindows } from './period-windows.js';
 
 const at = (iso: string) => new Date(iso);
 const span = (period: 'daily' | 'weekly' | 'monthly', iso: string) => {
@@ -90,5 +90,28 @@ describe('periodWindow monthly', () => {
     expect(days('1900-02-10T12:00:00Z')).toBe(28);
     expect(days('2100-02-10T12:00:00Z')).toBe(28);
     expect(span('monthly', '2024-02-29T23:59:59.999Z')[1]).toBe('2024-03-01T00:00:00.000Z');
+  });
+});
+
+describe('periodWindows', () => {
+  const spans = (iso: string) =>
+    Object.fromEntries(
+      Object.entries(periodWindows(at(iso))).map(([p, w]) => [p, [w.start.toISOString(), w.end.toISOString()]]),
+    );
+
+  it('is each period window of the moment, whether asked the same day again or another day, earlier or later', () => {
+    for (const iso of [
+      '2025-03-14T12:00:00.000Z',
+      '2025-03-14T23:59:59.999Z', // the same day: the windows kept
+      '2025-03-15T00:00:00.000Z', // the next day
+      '2025-02-28T08:00:00.000Z', // back in time, another month
+      '2025-03-14T00:00:00.000Z',
+    ]) {
+      expect(spans(iso)).toEqual({
+        daily: span('daily', iso),
+        weekly: span('weekly', iso),
+        monthly: span('monthly', iso),
+      });
+    }
   });
 });

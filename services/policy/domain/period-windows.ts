@@ -30,3 +30,22 @@ export function periodWindow(period: LimitPeriod, at: Date): Window {
       return { start: new Date(Date.UTC(y, m, 1)), end: new Date(Date.UTC(y, m + 1, 1)) };
   }
 }
+
+/** The current window of each period: what the spend of one moment is counted in. */
+export type PeriodWindows = Record<LimitPeriod, Window>;
+
+// The windows of the day last asked for: every period's window changes only at a UTC midnight, and a busy policy
+// service asks thousands of times a day. The answer is shared: its Dates are never to be changed.
+let lastWindows: PeriodWindows | undefined;
+
+/** The daily, weekly and monthly windows that contain `at`. */
+export function periodWindows(at: Date): PeriodWindows {
+  const t = at.getTime();
+  if (lastWindows && t >= lastWindows.daily.start.getTime() && t < lastWindows.daily.end.getTime()) return lastWindows;
+  lastWindows = {
+    daily: periodWindow('daily', at),
+    weekly: periodWindow('weekly', at),
+    monthly: periodWindow('monthly', at),
+  };
+  return lastWindows;
+}

@@ -1,5 +1,6 @@
 import type { LimitPeriod } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
+import type { PeriodWindows } from '../domain/period-windows.js';
 
 /** An approved amount: by a rule at creation, or by a person on the device. */
 export interface SpendEntry {
@@ -11,9 +12,6 @@ export interface SpendEntry {
   approved_by: 'rule' | 'person' | 'grant';
   approved_at: Date;
 }
-
-/** The current window of each period, [start, end), as the service computes them (period-windows.ts). */
-export type PeriodWindows = Record<LimitPeriod, { start: Date; end: Date }>;
 
 /** A limit and the window it is measured in. */
 export interface SpendScope {

@@ -9,10 +9,10 @@ import {
 } from '@agent-auth/contracts';
 import type { DecisionRule, PolicyLimit } from '../store/account-policy.js';
 import type { CachedPolicy } from '../store/policy-cache.js';
-import type { PeriodWindows, SpendScope } from '../store/spend.js';
+import type { SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, limitApplies, summarize } from '../domain/limit-checks.js';
-import { periodWindow } from '../domain/period-windows.js';
+import { type PeriodWindows, periodWindows } from '../domain/period-windows.js';
 import { firstMatchingRule } from '../domain/rule-matching.js';
 import { coveringGrants } from '../domain/grant-matching.js';
 
@@ -32,29 +32,13 @@ function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
   };
 }
 
-/** A limit's spend scope in the window of its period (the windows of one moment, computed once per decision). */
+/** A limit's spend scope in the window of its period, from the windows of one moment (periodWindows). */
 function scopeOf(limit: PolicyLimit, windows: PeriodWindows): SpendScope {
   const { start, end } = windows[limit.period];
   return { id: limit.id, start, end, agent_id: limit.agent_id, action_type: limit.action_type };
 }
 
 type Checkable = DecideRequest & { amount_cents: number };
-
-// The windows of the day last decided in: every period's window changes only at a UTC midnight, and a busy account
-// decides thousands of times a day (the Dates are shared and never changed).
-let lastWindows: PeriodWindows | undefined;
-
-/** Every period's window at `now`. */
-function windowsAt(now: Date): PeriodWindows {
-  const t = now.getTime();
-  if (lastWindows && t >= lastWindows.daily.start.getTime() && t < lastWindows.daily.end.getTime()) return lastWindows;
-  lastWindows = {
-    daily: periodWindow('daily', now),
-    weekly: periodWindow('weekly', now),
-    monthly: periodWindow('monthly', now),
-  };
-  return lastWindows;
-}
 
 /**
  * The denial by the first covering limit that this request would take past its figure, if any, from the spend the
@@ -147,7 +131,7 @@ async function decideFrom(
     const locked = await deps.spend.record(
       req.account_id,
       { ...spendOf(checkable), approved_by: 'rule', approved_at: now },
-      windowsAt(now),
+      periodWindows(now),
       true,
     );
     if (locked.recorded) {
@@ -167,7 +151,7 @@ async function decideFrom(
   // Read from the replica's copy of the totals: a denial read a moment late stands just the same (spend only grows);
   // a total read before another replica's approval arrived leaves the request to a person, as a read racing that
   // approval always could.
-  const windows = windowsAt(now);
+  const windows = periodWindows(now);
   const spent = await deps.spendCache.totals(
     req.account_id,
     covering.map((l) => scopeOf(l, windows)),
@@ -198,7 +182,7 @@ async function byGrant(
     req.account_id,
     candidates.map((g) => g.id),
     { ...spendOf({ ...req, amount_cents: req.amount_cents as number }), approved_by: 'grant', approved_at: now },
-    windowsAt(now),
+    periodWindows(now),
   );
   if (used.grant_id) {
     deps.spendChanged(req.account_id);
@@ -229,7 +213,7 @@ export function createDecisions(deps: PolicyDeps) {
       // and then adds its own on top. The approval itself is not refused here: see docs/decisions.md "Policy".
       const now = deps.now();
       const spend = { ...spendOf(req), approved_by: 'person' as const, approved_at: now };
-      const { recorded } = await deps.spend.record(req.account_id, spend, windowsAt(now), false);
+      const { recorded } = await deps.spend.record(req.account_id, spend, periodWindows(now), false);
       if (recorded) deps.spendChanged(req.account_id);
       ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
       return { recorded };
@@ -243,7 +227,7 @@ export function createDecisions(deps: PolicyDeps) {
     },
 
     async spendingSummary(agent: AgentPrincipal) {
-      const windows = windowsAt(deps.now());
+      const windows = periodWindows(deps.now());
       const all = await deps.limits.list(agent.account_id);
       const limits = all.filter((l) => l.agent_id === null || l.agent_id === agent.agent_id);
       const spent = await deps.spend.spentIn(
