@@ -411,6 +411,62 @@ for (const { mode, skip } of modes) {
       ]);
     });
 
+    it('sends the named service its own credential, from a vault of 22 credentials as from one of 20', async () => {
+      // An execution reads a small vault beside its claim and looks a larger one up by name: both must pick the
+      // credential of the service the approved call names, and a deleted one is gone for both.
+      const holder = await api.newAccount();
+      const device = api.device(holder.device_id);
+      const secretOf = (n: number) => `sk_many_${n}_${randomBytes(8).toString('hex')}`;
+      const ids: string[] = [];
+      const secrets: string[] = [];
+      for (let n = 0; n < 22; n++) {
+        secrets.push(secretOf(n));
+        const service_name = `svc-${String(n).padStart(2, '0')}`;
+        const r = await device.post('/vault/credentials', {
+          service_name,
+          credential_value: secrets[n],
+          allowed_hosts: ['127.0.0.1'],
+        });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        ids.push(r.body.credential_id);
+      }
+      const call = (n: number) => ({
+        service_name: `svc-${String(n).padStart(2, '0')}`,
+        method: 'GET',
+        url: `${https.origin}/many/${n}`,
+      });
+      const approvedFor = async (n: number) => {
+        const created = await api.agent(holder.api_key).post('/actions', {
+          action_type: 'system',
+          title: `call ${n}`,
+          metadata: { vault_execute: true, ...call(n) },
+        });
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const approved = await device.post(`/actions/${created.body.id}/approve`, {
+          content_hash: created.body.content_hash,
+        });
+        expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+        return created.body.id as string;
+      };
+      const sentFor = async (n: number) => {
+        const id = await approvedFor(n);
+        const r = await execute(id, holder.api_key);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const seen = https.seen.findLast((s) => s.url === `/many/${n}`);
+        return seen?.headers.authorization;
+      };
+      // 22 credentials: each service gets its own, wherever it sorts (a vault read cut short would miss svc-21).
+      for (const n of [0, 13, 21]) expect(await sentFor(n)).toBe(`Bearer ${secrets[n]}`);
+      // 20 left: read beside the claim; the deleted service is not found, the others still get their own.
+      for (const n of [7, 8]) expect((await device.delete(`/vault/credentials/${ids[n]}`)).status).toBe(200);
+      for (const n of [0, 21]) expect(await sentFor(n)).toBe(`Bearer ${secrets[n]}`);
+      const gone = await approvedFor(7);
+      expect(await execute(gone, holder.api_key)).toMatchObject({
+        status: 404,
+        body: { code: 'service_credential_not_found' },
+      });
+    });
+
     it('returns a redirect to a private address instead of following it', async () => {
       await storeCredential({ service_name: 'redirect-api', allowed_hosts: ['127.0.0.1'] });
       const before = http.seen.length;

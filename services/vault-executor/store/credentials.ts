@@ -41,6 +41,16 @@ export function createCredentialStore(sql: Sql) {
       return row!.n;
     },
 
+    /**
+     * All of an account's credentials when it has at most `most` (an execution reads them beside its claim, before it
+     * knows the service name); undefined when it has more.
+     */
+    async allIfFew(accountId: string, most: number): Promise<CredentialRow[] | undefined> {
+      const rows = await sql<CredentialRow[]>`
+        select * from vault.credentials where account_id = ${accountId} order by service_name limit ${most + 1}`;
+      return rows.length > most ? undefined : rows;
+    },
+
     /** The credential an execution uses: the account's credential of that service name. */
     async findByService(accountId: string, serviceName: string): Promise<CredentialRow | undefined> {
       const [row] = await sql<CredentialRow[]>`

@@ -12,6 +12,7 @@ import { type AppError, errors, toAppError } from '@agent-auth/errors';
 import { OutboundError } from '@agent-auth/outbound';
 import type { ExecutionLedger } from '../adapters/actions.js';
 import { credentialHeader, injectCredential, redact, secretForms } from '../domain/injection.js';
+import type { CredentialRow } from '../store/credentials.js';
 import { credentialContext, type VaultDeps } from './deps.js';
 
 interface Attempt {
@@ -31,15 +32,33 @@ function outboundToAppError(err: OutboundError): AppError {
 
 type Deps = Pick<VaultDeps, 'credentials' | 'keyring' | 'outbound'> & { ledger: ExecutionLedger };
 
+/**
+ * The most credentials of an account read beside the claim: the claim names the service only when it answers, and
+ * reading a small vault at once takes the lookup's round trip off the call's path. A larger vault is looked up by name.
+ */
+const READ_WITH_CLAIM_MAX = 20;
+
 /** POST /vault/execute/{id}: claim the approved request once (actions), make the call, audit the attempt. */
 export function createExecution(deps: Deps) {
+  /** The claimed call's credential: from the vault read beside the claim (that account's, when small), else by name. */
+  const credentialFor = async (claim: ClaimedExecution, vault: Promise<CredentialRow[] | undefined>) => {
+    const read = await vault;
+    const service = claim.metadata.service_name;
+    if (read?.every((c) => c.account_id === claim.account_id)) return read.find((c) => c.service_name === service);
+    return deps.credentials.findByService(claim.account_id, service);
+  };
+
   /** Makes the claimed call: hash re-checked, host allowed, credential injected, response redacted. */
-  const makeCall = async (claim: ClaimedExecution, attempt: Attempt): Promise<VaultExecutionResult> => {
+  const makeCall = async (
+    claim: ClaimedExecution,
+    vault: Promise<CredentialRow[] | undefined>,
+    attempt: Attempt,
+  ): Promise<VaultExecutionResult> => {
     const call = claim.metadata;
     if (!safeEqual(vaultContentHash(call), claim.content_hash)) throw errors.contentHashMismatch('execution');
     const host = new URL(call.url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
     attempt.targetHost = host;
-    const credential = await deps.credentials.findByService(claim.account_id, call.service_name);
+    const credential = await credentialFor(claim, vault);
     if (!credential) throw errors.serviceCredentialNotFound(call.service_name);
     if (!credential.allowed_hosts.includes(host)) throw errors.hostNotAllowed(host, call.service_name);
     const secret = deps.keyring.decrypt(credential.value_enc, credentialContext(credential));
@@ -66,6 +85,8 @@ export function createExecution(deps: Deps) {
 
   return async function execute(agent: AgentPrincipal, requestId: string, ctx: RequestContext) {
     const held = { agent, request_id: requestId, claim_id: newId('executionClaim') };
+    const vault = deps.credentials.allIfFew(agent.account_id, READ_WITH_CLAIM_MAX);
+    vault.catch(() => {}); // a refused claim leaves it unread; a failed read fails the call when it is read
     const claim = await deps.ledger.claim(held, ctx);
     const started = performance.now();
     const attempt: Attempt = { targetHost: null, statusCode: null, dialed: false };
@@ -78,7 +99,7 @@ export function createExecution(deps: Deps) {
       ...fields,
     });
     try {
-      const result = await makeCall(claim, attempt);
+      const result = await makeCall(claim, vault, attempt);
       const outcome = { status_code: result.status_code, error_status: null, detail: null };
       await deps.ledger.record(entry({ outcome: 'succeeded', ...outcome }), ctx);
       const logged = { target_host: attempt.targetHost, status_code: result.status_code, latency_ms: elapsed() };
