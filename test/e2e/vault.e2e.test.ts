@@ -87,9 +87,9 @@ for (const { mode, skip } of modes) {
     /** Agent asks, device approves with the hash it was shown: the approved request's id. */
     const approvedCall = async (
       call: { service_name: string; method: string; url: string; headers?: Record<string, string>; body?: string },
-      apiKey = acct.api_key,
+      holder: Account = acct,
     ) => {
-      const created = await api.agent(apiKey).post('/actions', {
+      const created = await api.agent(holder.api_key).post('/actions', {
         action_type: 'system',
         title: `call ${call.service_name}`,
         metadata: { vault_execute: true, ...call },
@@ -97,7 +97,7 @@ for (const { mode, skip } of modes) {
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       expect(created.body.content_hash).toBe(vaultContentHash(call));
       const approved = await api
-        .device(acct.device_id)
+        .device(holder.device_id)
         .post(`/actions/${created.body.id}/approve`, { content_hash: created.body.content_hash });
       expect(approved.status, JSON.stringify(approved.body)).toBe(200);
       return created.body.id as string;
@@ -435,21 +435,8 @@ for (const { mode, skip } of modes) {
         method: 'GET',
         url: `${https.origin}/many/${n}`,
       });
-      const approvedFor = async (n: number) => {
-        const created = await api.agent(holder.api_key).post('/actions', {
-          action_type: 'system',
-          title: `call ${n}`,
-          metadata: { vault_execute: true, ...call(n) },
-        });
-        expect(created.status, JSON.stringify(created.body)).toBe(200);
-        const approved = await device.post(`/actions/${created.body.id}/approve`, {
-          content_hash: created.body.content_hash,
-        });
-        expect(approved.status, JSON.stringify(approved.body)).toBe(200);
-        return created.body.id as string;
-      };
       const sentFor = async (n: number) => {
-        const id = await approvedFor(n);
+        const id = await approvedCall(call(n), holder);
         const r = await execute(id, holder.api_key);
         expect(r.status, JSON.stringify(r.body)).toBe(200);
         const seen = https.seen.findLast((s) => s.url === `/many/${n}`);
@@ -460,7 +447,7 @@ for (const { mode, skip } of modes) {
       // 20 left: read beside the claim; the deleted service is not found, the others still get their own.
       for (const n of [7, 8]) expect((await device.delete(`/vault/credentials/${ids[n]}`)).status).toBe(200);
       for (const n of [0, 21]) expect(await sentFor(n)).toBe(`Bearer ${secrets[n]}`);
-      const gone = await approvedFor(7);
+      const gone = await approvedCall(call(7), holder);
       expect(await execute(gone, holder.api_key)).toMatchObject({
         status: 404,
         body: { code: 'service_credential_not_found' },
