@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase } from '../../test/infra/database.js';
+import { connectDatabase, isStatementRefused, type Sql } from './connect.js';
+
+const { isolatedDatabases } = inject('infra');
+// Embedded PGlite serves one session at a time and takes no cancel requests.
+const noCancel = isolatedDatabases ? '' : 'embedded Postgres takes no cancel requests';
+
+// postgres.js as bin/patch-dependencies.mjs leaves it: a query settles through its prototype's methods, not through
+// closures over it made in its constructor (with those, every finished query outlived the scavenges after it).
+describe('queries of the connection pool', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let sql: Sql;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sql = connectDatabase(db.url, { max: 2 });
+  });
+  afterAll(async () => {
+    await sql.end();
+    await db.drop();
+  });
+
+  it('settle without a closure of their own, and are no longer active once answered', async () => {
+    const query = sql<{ one: number }[]>`select 1 as one`;
+    expect(Object.hasOwn(query, 'resolve')).toBe(false);
+    expect(Object.hasOwn(query, 'reject')).toBe(false);
+    expect([...(await query)]).toEqual([{ one: 1 }]);
+    expect((query as unknown as { active: boolean }).active).toBe(false);
+  });
+
+  it('reject a statement the server refuses, as refused', async () => {
+    const err = await sql`select no_such_column from (select 1) t`.catch((e: unknown) => e);
+    expect(isStatementRefused(err)).toBe(true);
+    expect(String(err)).toMatch(/no_such_column/);
+  });
+
+  it.skipIf(noCancel)(`cancel a running statement${noCancel ? ` (skipped: ${noCancel})` : ''}`, async () => {
+    const running = sql`select pg_sleep(30)`.execute();
+    await new Promise((r) => setTimeout(r, 300)); // under way on the server
+    expect((running as unknown as { active: boolean }).active).toBe(true);
+    running.cancel();
+    await expect(running).rejects.toMatchObject({ code: '57014' });
+    expect([...(await sql`select 2 as two`)]).toEqual([{ two: 2 }]);
+  });
+});
