@@ -45,6 +45,27 @@ describe('gathering writes into statements', () => {
     expect(await Promise.all([...early, ...late])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((i) => `stored ${i}`));
   });
 
+  it('sends a write that has waited overdueMs in a further statement, full batch or not', async () => {
+    const { statements, write } = heldWrites();
+    const insert = gatherWrites({ write, inFlight: 2, maxBatch: 10, overdueMs: 30, retryAlone: () => true });
+    const answers = [1, 2, 3].map(insert);
+    await settled();
+    expect(statements.map((s) => s.items)).toEqual([[1]]);
+    await new Promise((r) => setTimeout(r, 60));
+    // The first statement is still out; 2 and 3 waited past 30 ms and took the second slot.
+    expect(statements.map((s) => s.items)).toEqual([[1], [2, 3]]);
+    const later = insert(4);
+    await new Promise((r) => setTimeout(r, 60));
+    // Both slots are taken: 4 waits, however long, for one of them.
+    expect(statements).toHaveLength(2);
+    statements[1]!.finish();
+    await settled();
+    expect(statements[2]!.items).toEqual([4]);
+    statements[0]!.finish();
+    statements[2]!.finish();
+    expect(await Promise.all([...answers, later])).toEqual([1, 2, 3, 4].map((i) => `stored ${i}`));
+  });
+
   it('puts only writes that may share a statement together', async () => {
     const { statements, write } = heldWrites();
     const insert = gatherWrites({

@@ -3,9 +3,9 @@
  * trip, the client's encoding and parsing) dwarfs a small row's own: on the create path it was two thirds of
  * Postgres's CPU per request. So a write goes out at once when no statement is out; those that come while one is
  * out queue, and the next statement takes up to `maxBatch` of them. A further statement (up to `inFlight`) goes out
- * beside the first only for a full batch: one statement at a time gathers the most, and more start only when one
- * cannot keep up. Idle, nothing waits; under load, a write waits about one statement's time, as it would
- * otherwise wait for a pool connection.
+ * beside the first only for a full batch, or for writes that have waited `overdueMs`: one statement at a time
+ * gathers the most, and more start only when one cannot keep up or is slow to commit. Idle, nothing waits; under
+ * load, a write waits about one statement's time, as it would otherwise wait for a pool connection.
  */
 export interface WriteGathering<I, O> {
   /** Writes the items as one statement; the answer holds one entry per item, in their order. */
@@ -14,6 +14,11 @@ export interface WriteGathering<I, O> {
   inFlight: number;
   /** Most items in one statement. */
   maxBatch: number;
+  /**
+   * How long a write may wait for the statement out before a further one (up to `inFlight`) takes it, full batch
+   * or not: without it, a commit held up for 20 ms held every write behind it for 20 ms. Default: no limit.
+   */
+  overdueMs?: number;
   /**
    * Whether a failed statement of several items is tried again item by item, so that one item's error (a unique
    * violation, say) is that item's alone. Only for a failure that surely took the whole statement back (the server
@@ -26,16 +31,19 @@ export interface WriteGathering<I, O> {
 
 interface Waiting<I, O> {
   item: I;
+  /** When it was queued (performance.now()). */
+  since: number;
   resolve: (value: O) => void;
   reject: (err: unknown) => void;
 }
 
 /** Makes a one-item write that gathers concurrent calls into multi-row statements (WriteGathering). */
 export function gatherWrites<I, O>(gathering: WriteGathering<I, O>): (item: I) => Promise<O> {
-  const { write, inFlight, maxBatch, retryAlone } = gathering;
+  const { write, inFlight, maxBatch, retryAlone, overdueMs = Number.POSITIVE_INFINITY } = gathering;
   const sameStatement = gathering.sameStatement ?? (() => true);
   const queue: Waiting<I, O>[] = [];
   let out = 0;
+  let overdueTimer: NodeJS.Timeout | undefined;
 
   const takeBatch = (): Waiting<I, O>[] => {
     const first = queue.shift()!;
@@ -57,19 +65,28 @@ export function gatherWrites<I, O>(gathering: WriteGathering<I, O>): (item: I) =
     }
   };
 
+  const waitedFor = () => performance.now() - queue[0]!.since;
   const pump = (): void => {
-    while (queue.length && out < inFlight && (out === 0 || queue.length >= maxBatch)) {
+    while (queue.length && out < inFlight && (out === 0 || queue.length >= maxBatch || waitedFor() >= overdueMs)) {
       out++;
       void settle(takeBatch()).finally(() => {
         out--;
         pump();
       });
     }
+    // The oldest waiting write is due its own statement at overdueMs, if the one out has not answered by then.
+    if (queue.length && out < inFlight && overdueTimer === undefined && Number.isFinite(overdueMs)) {
+      overdueTimer = setTimeout(() => {
+        overdueTimer = undefined;
+        pump();
+      }, overdueMs - waitedFor());
+      overdueTimer.unref();
+    }
   };
 
   return (item) =>
     new Promise<O>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
+      queue.push({ item, since: performance.now(), resolve, reject });
       pump();
     });
 }

@@ -28,8 +28,8 @@ export interface AuditEntry {
 /** A row as a request-changing statement returns it, with the outbox event it wrote (selectWithEvents). */
 export type Announcing = RequestRow & { outbox_event?: OutboxRow | null };
 
-/** How creates share statements (gatherWrites): statements out at once, and most creates in one. */
-export type CreateGathering = Pick<WriteGathering<RequestInsert, unknown>, 'inFlight' | 'maxBatch'>;
+/** How creates share statements (gatherWrites): statements out at once, most creates in one, longest wait for one. */
+export type CreateGathering = Pick<WriteGathering<RequestInsert, unknown>, 'inFlight' | 'maxBatch' | 'overdueMs'>;
 
 /**
  * Persistence of action requests; every state change writes its audit entry and its outbox event in the same
@@ -39,7 +39,9 @@ export type CreateGathering = Pick<WriteGathering<RequestInsert, unknown>, 'inFl
 export function createRequestStore(
   sql: Sql,
   announced: (events: ActionEventInput[]) => void = () => {},
-  creates: CreateGathering = { inFlight: 4, maxBatch: 32 },
+  // A create waits at most 3 ms behind a statement out before it takes a further one: paced at half the all-in-one
+  // process's rate, p99 of the second 10 s run 34-50 ms without it, 13-20 ms with it (1 ms: 27-32, 6 ms: 12-46).
+  creates: CreateGathering = { inFlight: 4, maxBatch: 32, overdueMs: 3 },
 ) {
   const afterward = (result: Announcing[]): RequestRow[] => {
     const { rows, events } = eventsOf(result);
