@@ -86,3 +86,68 @@ describe('outbox relay (real Postgres, in-process stream)', () => {
     expect(consumed).toHaveLength(1);
   }, 15_000);
 });
+
+describe('outbox relay upkeep (real Postgres)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let bus: Bus;
+  let relay: OutboxRelay | undefined;
+  let stopConsumer: () => Promise<void>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await migrate(db.sql as never, { schema: 'actions', dir: `${packageDir(import.meta.url)}/store/migrations` });
+    bus = createInProcessBus({ timeoutMs: 1000 });
+    const consumer = await bus.actionEvents.consume({ name: 'test', concurrency: 4, log, handler: async () => {} });
+    stopConsumer = () => consumer.stop();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await stopConsumer?.();
+    await bus?.close();
+    await db?.drop();
+  });
+
+  const vacuums = async () =>
+    Number(
+      (
+        await db.sql`select coalesce(vacuum_count, 0) as n from pg_stat_user_tables
+        where schemaname = 'actions' and relname = 'outbox'`
+      )[0]?.n ?? 0,
+    );
+  // Requests resolved through the store, whose events its writer hands the relay (as the service does).
+  let stored = 0;
+  const resolveRequests = async (n: number) => {
+    const store = createRequestStore(db.sql as never, (events) => relay!.committed(events));
+    for (let i = 0; i < n; i++) {
+      const id = `act_u${stored++}`;
+      await db.sql`insert into actions.requests (id, account_id, agent_id, action_type, title, risk_level, risk_rank,
+          reversible, currency, status, expires_at)
+        values (${id}, 'acc_1', 'agt_1', 'purchase', 't', 'low', 0, true, 'USD', 'pending', now() + interval '1 hour')`;
+      await store.resolve(
+        id,
+        'acc_1',
+        { status: 'approved', resolved_by: 'device:totp', resolved_at: new Date(), receipt: null },
+        { event: 'approved', actor: 'device:dvc_1' },
+      );
+    }
+  };
+
+  it('vacuums the outbox once it has deleted enough published rows, not before', async () => {
+    relay = startOutboxRelay({
+      outbox: createOutboxStore(db.sql as never),
+      stream: bus.actionEvents,
+      pollMs: 20,
+      log,
+      vacuumEveryRows: 30,
+    });
+    const before = await vacuums();
+    const rows = async () => (await db.sql`select count(*)::int as n from actions.outbox`)[0]!.n as number;
+    await resolveRequests(20);
+    await expect.poll(rows, { timeout: 5000 }).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await vacuums()).toBe(before); // 20 deleted: below the threshold
+    await resolveRequests(20);
+    await expect.poll(rows, { timeout: 5000 }).toBe(0);
+    await expect.poll(vacuums, { timeout: 5000, interval: 100 }).toBe(before + 1); // 40 deleted: one vacuum
+  });
+});

@@ -15,6 +15,12 @@ const RETRY_SECONDS = 1;
  * statement time, at 100 ms 4 %. A row waiting here is published already; only the backlog figure sees it.
  */
 const DELETE_AFTER_MS = 100;
+/**
+ * The relay vacuums the outbox after deleting this many rows (OutboxStore.vacuum). An autovacuum, where one runs,
+ * does it as well; vacuuming a table of a few hundred live rows costs milliseconds (4-60 ms measured after 3 s at
+ * 2,700 creates/s), and without it the table grew by 31 MB every 41,000 creates.
+ */
+const VACUUM_EVERY_ROWS = 20_000;
 
 export interface OutboxRelay {
   /**
@@ -38,8 +44,11 @@ export function startOutboxRelay(input: {
   stream: ActionEventStream;
   pollMs: number;
   log: Logger;
+  /** Rows deleted between two vacuums of the outbox (VACUUM_EVERY_ROWS). */
+  vacuumEveryRows?: number;
 }): OutboxRelay {
   const { outbox, stream, log } = input;
+  const vacuumEveryRows = input.vacuumEveryRows ?? VACUUM_EVERY_ROWS;
   registerOutboxBacklog(() => outbox.oldestUnpublishedSeconds());
   // Work after a publish (deleting rows, giving rows back) is off the path of the next one; stop() waits for it.
   const background = new Set<Promise<void>>();
@@ -50,16 +59,34 @@ export function startOutboxRelay(input: {
     background.add(p);
   };
 
+  let deletedSinceVacuum = 0;
+  let vacuuming = false;
+  const vacuumNow = async () => {
+    vacuuming = true;
+    const started = performance.now();
+    try {
+      await outbox.vacuum();
+      log.debug({ rows: deletedSinceVacuum, ms: Math.round(performance.now() - started) }, 'outbox vacuumed');
+      deletedSinceVacuum = 0;
+    } finally {
+      vacuuming = false;
+    }
+  };
+  const deleted = async (ids: string[]) => {
+    await outbox.deletePublished(ids);
+    deletedSinceVacuum += ids.length;
+    if (deletedSinceVacuum >= vacuumEveryRows && !vacuuming) {
+      inBackground(vacuumNow(), 'vacuuming the outbox failed; tried again after the next deletes');
+    }
+  };
+
   let toDelete: string[] = [];
   let deleteTimer: NodeJS.Timeout | null = null;
   const flushDeletes = () => {
     deleteTimer = null;
     const ids = toDelete;
     toDelete = [];
-    inBackground(
-      outbox.deletePublished(ids),
-      'deleting published outbox rows failed; they will be published again (de-duplicated)',
-    );
+    inBackground(deleted(ids), 'deleting published outbox rows failed; they will be published again (de-duplicated)');
   };
   const deleteSoon = (ids: string[]) => {
     if (!ids.length) return;
