@@ -90,6 +90,27 @@ for (const kind of ['in-process', 'nats'] as const) {
       await b.stop();
     });
 
+    it('drops a malformed event (as its consumers would) without holding back the others appended with it', async () => {
+      const malformed = event(90);
+      delete (malformed.action as Partial<ActionEventInput['action']>).resolved_by; // an older snapshot's shape
+      const good = event(91);
+      const got: string[] = [];
+      const c = await bus.actionEvents.consume({
+        name: 'c-malformed',
+        concurrency: 4,
+        log,
+        // A new durable consumer of the NATS stream starts at its first event: earlier tests' events come too.
+        handler: async (e) => void ([malformed.id, good.id].includes(e.id) && got.push(e.id)),
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      const stored = await bus.actionEvents.append([malformed, good]);
+      expect([...stored].sort()).toEqual([malformed.id, good.id].sort());
+      await expect.poll(() => got).toEqual([good.id]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got).toEqual([good.id]);
+      await c.stop();
+    });
+
     it('hands a consumer limited to one type only events of that type, and all of them once it is widened', async () => {
       const got: string[] = [];
       const handler = async (e: ActionEvent) => void got.push(e.id);
