@@ -1,7 +1,7 @@
 import type { Bus } from '@agent-auth/bus';
 import type { ActionsSettings } from '@agent-auth/config';
 import { actionsEndpoints } from '@agent-auth/contracts';
-import { packageDir, type Sql } from '@agent-auth/db';
+import { packageDir, type Sql, vacuumAfterDeletes } from '@agent-auth/db';
 import type { Keyring } from '@agent-auth/encryption';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
@@ -20,8 +20,8 @@ import { createPasskeyStore } from './store/passkeys.js';
 import { createRequestStore } from './store/requests.js';
 import { createTotpStore } from './store/totp.js';
 import { createUseCases } from './use-cases/use-cases.js';
-import { startExpirySweeper } from './workers/expiry-sweeper.js';
-import { type OutboxRelay, startOutboxRelay } from './workers/outbox-relay.js';
+import { KEYS_VACUUM_EVERY_ROWS, startExpirySweeper } from './workers/expiry-sweeper.js';
+import { OUTBOX_VACUUM_EVERY_ROWS, type OutboxRelay, startOutboxRelay } from './workers/outbox-relay.js';
 import { auditHandlers } from './handlers/audit.js';
 import { createAuditChainStore } from './store/audit-chain.js';
 import type { ReceiptKeys } from './domain/receipt-keys.js';
@@ -95,8 +95,15 @@ export async function startActionsService(input: ActionsServiceInput) {
     stream: bus.actionEvents,
     pollMs: settings.RELAY_POLL_MS,
     log: log.child({ component: 'outbox-relay' }),
+    vacuum: vacuumAfterDeletes({ sql, table: 'actions.outbox', everyRows: OUTBOX_VACUUM_EVERY_ROWS, log }),
   });
-  const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log);
+  const keysVacuum = vacuumAfterDeletes({
+    sql,
+    table: 'actions.idempotency_keys',
+    everyRows: KEYS_VACUUM_EVERY_ROWS,
+    log,
+  });
+  const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log, keysVacuum);
   const sealer = settings.RECEIPTS
     ? startAuditSealer({
         chain: auditChain,

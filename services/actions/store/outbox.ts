@@ -126,15 +126,6 @@ export function createOutboxStore(sql: Sql) {
       }
     },
 
-    /**
-     * Vacuums the outbox table, unless another session is vacuuming it (skip_locked). Every row is inserted and soon
-     * deleted: where no autovacuum runs (it is off, or the embedded Postgres, which has none) the dead rows' space
-     * is never reused and the table grows by each event's size for ever.
-     */
-    async vacuum(): Promise<void> {
-      await sql.unsafe('vacuum (skip_locked) actions.outbox');
-    },
-
     /** Seconds since the oldest unpublished row was committed, or 0 when every row is published (the relay's lag). */
     async oldestUnpublishedSeconds(): Promise<number> {
       const [row] = await sql<Array<{ age: number }>>`

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInProcessBus, type Bus } from '@agent-auth/bus';
 import type { ActionEvent } from '@agent-auth/contracts';
-import { migrate, packageDir } from '@agent-auth/db';
+import { migrate, packageDir, vacuumAfterDeletes } from '@agent-auth/db';
 import { createLogger } from '@agent-auth/logging';
 import { createTestDatabase } from '../../../test/infra/database.js';
 import { createOutboxStore } from '../store/outbox.js';
@@ -138,7 +138,7 @@ describe('outbox relay upkeep (real Postgres)', () => {
       stream: bus.actionEvents,
       pollMs: 20,
       log,
-      vacuumEveryRows: 30,
+      vacuum: vacuumAfterDeletes({ sql: db.sql as never, table: 'actions.outbox', everyRows: 30, log }),
     });
     const before = await vacuums();
     const rows = async () => (await db.sql`select count(*)::int as n from actions.outbox`)[0]!.n as number;

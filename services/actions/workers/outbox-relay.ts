@@ -1,6 +1,7 @@
 import type { ActionEventStream } from '@agent-auth/bus';
 import type { ActionEventInput } from '@agent-auth/contracts';
 import type { Logger } from '@agent-auth/logging';
+import type { VacuumSchedule } from '@agent-auth/db';
 import { startWakeLoop } from '@agent-auth/lifecycle';
 import type { OutboxStore } from '../store/outbox.js';
 import { recordOutboxPublished, registerOutboxBacklog } from '@agent-auth/metrics';
@@ -16,11 +17,11 @@ const RETRY_SECONDS = 1;
  */
 const DELETE_AFTER_MS = 100;
 /**
- * The relay vacuums the outbox after deleting this many rows (OutboxStore.vacuum). An autovacuum, where one runs,
- * does it as well; vacuuming a table of a few hundred live rows costs milliseconds (4-60 ms measured after 3 s at
- * 2,700 creates/s), and without it the table grew by 31 MB every 41,000 creates.
+ * The outbox is vacuumed after this many deleted rows (vacuumAfterDeletes): without it, where no autovacuum runs,
+ * the table grew by 31 MB every 41,000 creates; vacuuming a table of a few hundred live rows takes 4-60 ms
+ * (measured every 3 s at 2,700 creates/s).
  */
-const VACUUM_EVERY_ROWS = 20_000;
+export const OUTBOX_VACUUM_EVERY_ROWS = 20_000;
 
 export interface OutboxRelay {
   /**
@@ -44,11 +45,10 @@ export function startOutboxRelay(input: {
   stream: ActionEventStream;
   pollMs: number;
   log: Logger;
-  /** Rows deleted between two vacuums of the outbox (VACUUM_EVERY_ROWS). */
-  vacuumEveryRows?: number;
+  /** Told of every row deleted, so the outbox is vacuumed where no autovacuum runs (OUTBOX_VACUUM_EVERY_ROWS). */
+  vacuum?: VacuumSchedule;
 }): OutboxRelay {
   const { outbox, stream, log } = input;
-  const vacuumEveryRows = input.vacuumEveryRows ?? VACUUM_EVERY_ROWS;
   registerOutboxBacklog(() => outbox.oldestUnpublishedSeconds());
   // Work after a publish (deleting rows, giving rows back) is off the path of the next one; stop() waits for it.
   const background = new Set<Promise<void>>();
@@ -59,25 +59,9 @@ export function startOutboxRelay(input: {
     background.add(p);
   };
 
-  let deletedSinceVacuum = 0;
-  let vacuuming = false;
-  const vacuumNow = async () => {
-    vacuuming = true;
-    const started = performance.now();
-    try {
-      await outbox.vacuum();
-      log.debug({ rows: deletedSinceVacuum, ms: Math.round(performance.now() - started) }, 'outbox vacuumed');
-      deletedSinceVacuum = 0;
-    } finally {
-      vacuuming = false;
-    }
-  };
   const deleted = async (ids: string[]) => {
     await outbox.deletePublished(ids);
-    deletedSinceVacuum += ids.length;
-    if (deletedSinceVacuum >= vacuumEveryRows && !vacuuming) {
-      inBackground(vacuumNow(), 'vacuuming the outbox failed; tried again after the next deletes');
-    }
+    input.vacuum?.deleted(ids.length);
   };
 
   let toDelete: string[] = [];
@@ -131,6 +115,7 @@ export function startOutboxRelay(input: {
         flushDeletes();
         await Promise.all(background);
       }
+      await input.vacuum?.settled();
     },
   };
 }
