@@ -1,7 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { willUseEmbeddedPostgres } from './test/infra/resolve.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
+
+// The embedded Postgres serves one connection at a time: its test files run one after another, and the stacks
+// they start use a pool of one (test/harness/stack.ts).
+const embedded = await willUseEmbeddedPostgres();
+if (embedded) process.env.TEST_DB_POOL_SIZE = '1';
 
 export default defineConfig({
   resolve: {
@@ -16,6 +22,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: embedded ? 1 : 2,
+    fileParallelism: !embedded,
   },
 });

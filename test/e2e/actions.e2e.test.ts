@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -289,7 +290,7 @@ for (const { mode, skip } of modes) {
       });
     });
 
-    it('approves and denies once: 409 afterwards, exactly one winner when devices race', async () => {
+    itBesideTheService('approves and denies once: 409 afterwards, exactly one winner when devices race', async () => {
       const device = api.device(acct.device_id);
       const id = (await api.agent(acct.api_key).post('/actions', purchase)).body.id;
       const denied = await device.post(`/actions/${id}/deny`, { reason: 'too expensive' });
@@ -338,31 +339,35 @@ for (const { mode, skip } of modes) {
       });
     });
 
-    it('expires overdue requests lazily on read and by the sweeper, with resolved_by system', async () => {
-      const agent = api.agent(acct.api_key);
-      const lazy = (await agent.post('/actions', { ...purchase, expires_in_seconds: 30 })).body.id;
-      const swept = (await agent.post('/actions', { ...purchase, expires_in_seconds: 30 })).body.id;
-      // Move the clock of these two requests instead of waiting 30 s: expiry compares expires_at with now().
-      await db.sql`update actions.requests set expires_at = now() - interval '1 second' where id in (${lazy}, ${swept})`;
-      const read = await agent.get(`/actions/${lazy}`);
-      expect(read.body).toMatchObject({ status: 'expired', resolved_by: 'system' });
-      expect(await api.device(acct.device_id).post(`/actions/${lazy}/approve`)).toMatchObject({
-        status: 409,
-        body: { detail: "Action request is 'expired', not pending" },
-      });
-      await expect
-        .poll(async () => (await db.sql`select status from actions.requests where id = ${swept}`)[0]?.status, {
-          timeout: 5000,
-        })
-        .toBe('expired');
-      const trail = await db.sql`select event, actor from actions.audit_events where request_id = ${swept} order by id`;
-      expect(trail.map((r) => `${r.event}:${r.actor}`)).toEqual([
-        expect.stringMatching(/^created:agent:/),
-        'expired:system',
-      ]);
-    });
+    itBesideTheService(
+      'expires overdue requests lazily on read and by the sweeper, with resolved_by system',
+      async () => {
+        const agent = api.agent(acct.api_key);
+        const lazy = (await agent.post('/actions', { ...purchase, expires_in_seconds: 30 })).body.id;
+        const swept = (await agent.post('/actions', { ...purchase, expires_in_seconds: 30 })).body.id;
+        // Move the clock of these two requests instead of waiting 30 s: expiry compares expires_at with now().
+        await db.sql`update actions.requests set expires_at = now() - interval '1 second' where id in (${lazy}, ${swept})`;
+        const read = await agent.get(`/actions/${lazy}`);
+        expect(read.body).toMatchObject({ status: 'expired', resolved_by: 'system' });
+        expect(await api.device(acct.device_id).post(`/actions/${lazy}/approve`)).toMatchObject({
+          status: 409,
+          body: { detail: "Action request is 'expired', not pending" },
+        });
+        await expect
+          .poll(async () => (await db.sql`select status from actions.requests where id = ${swept}`)[0]?.status, {
+            timeout: 5000,
+          })
+          .toBe('expired');
+        const trail =
+          await db.sql`select event, actor from actions.audit_events where request_id = ${swept} order by id`;
+        expect(trail.map((r) => `${r.event}:${r.actor}`)).toEqual([
+          expect.stringMatching(/^created:agent:/),
+          'expired:system',
+        ]);
+      },
+    );
 
-    it('keeps metadata encrypted at rest and the audit trail append-only', async () => {
+    itBesideTheService('keeps metadata encrypted at rest and the audit trail append-only', async () => {
       const id = (
         await api.agent(acct.api_key).post('/actions', { ...purchase, metadata: { secret_plan: 'moonshot-4711' } })
       ).body.id;

@@ -5,6 +5,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { softwarePasskey } from '../harness/software-passkey.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 // Batch approve and deny (DESIGN 5.3, 5.6): one proof for the whole batch (TOTP code, ECDSA signature or passkey
 // assertion over the batch message), then each request resolved on its own with its own result.
@@ -74,43 +75,46 @@ for (const { mode, skip } of modes) {
       return { acct, device, agent, create };
     }
 
-    it('approves several requests with per-request results: one already settled is 409 (with its code), an unknown or foreign id 404, the others approved', async () => {
-      const { device, agent, create } = await account();
-      const a = await create({ action_type: 'purchase', title: 'Paper', amount: 3 });
-      const b = await create({ action_type: 'communication', title: 'Email Bob' });
-      const settled = await create({ action_type: 'social', title: 'Post' });
-      expect((await device.post(`/actions/${settled.id}/deny`, {})).status).toBe(200);
-      const foreign = await (await account()).create({ action_type: 'social', title: 'Not yours' });
+    itBesideTheService(
+      'approves several requests with per-request results: one already settled is 409 (with its code), an unknown or foreign id 404, the others approved',
+      async () => {
+        const { device, agent, create } = await account();
+        const a = await create({ action_type: 'purchase', title: 'Paper', amount: 3 });
+        const b = await create({ action_type: 'communication', title: 'Email Bob' });
+        const settled = await create({ action_type: 'social', title: 'Post' });
+        expect((await device.post(`/actions/${settled.id}/deny`, {})).status).toBe(200);
+        const foreign = await (await account()).create({ action_type: 'social', title: 'Not yours' });
 
-      const r = await device.post('/actions/approve', {
-        requests: [{ id: a.id }, { id: settled.id }, { id: 'act_doesnotexist' }, { id: foreign.id }, { id: b.id }],
-      });
-      expect(r.status).toBe(200);
-      expect(r.body.results).toEqual([
-        { id: a.id, status: 200, action: expect.objectContaining({ id: a.id, status: 'approved' }) },
-        {
-          id: settled.id,
-          status: 409,
-          code: 'action_not_pending',
-          detail: "Action request is 'denied', not pending",
-        },
-        { id: 'act_doesnotexist', status: 404, code: 'action_not_found', detail: expect.stringMatching(/not found/) },
-        { id: foreign.id, status: 404, code: 'action_not_found', detail: expect.stringMatching(/not found/) },
-        { id: b.id, status: 200, action: expect.objectContaining({ id: b.id, status: 'approved' }) },
-      ]);
-      expect(r.body.results[0].action).toMatchObject({ resolved_by: 'biometric', receipt: expect.any(String) });
-      for (const id of [a.id, b.id]) expect((await agent.get(`/actions/${id}`)).body.status).toBe('approved');
-      // The other account's request is untouched.
-      const [foreignRow] = await db.sql`select status from actions.requests where id = ${foreign.id}`;
-      expect(foreignRow!.status).toBe('pending');
+        const r = await device.post('/actions/approve', {
+          requests: [{ id: a.id }, { id: settled.id }, { id: 'act_doesnotexist' }, { id: foreign.id }, { id: b.id }],
+        });
+        expect(r.status).toBe(200);
+        expect(r.body.results).toEqual([
+          { id: a.id, status: 200, action: expect.objectContaining({ id: a.id, status: 'approved' }) },
+          {
+            id: settled.id,
+            status: 409,
+            code: 'action_not_pending',
+            detail: "Action request is 'denied', not pending",
+          },
+          { id: 'act_doesnotexist', status: 404, code: 'action_not_found', detail: expect.stringMatching(/not found/) },
+          { id: foreign.id, status: 404, code: 'action_not_found', detail: expect.stringMatching(/not found/) },
+          { id: b.id, status: 200, action: expect.objectContaining({ id: b.id, status: 'approved' }) },
+        ]);
+        expect(r.body.results[0].action).toMatchObject({ resolved_by: 'biometric', receipt: expect.any(String) });
+        for (const id of [a.id, b.id]) expect((await agent.get(`/actions/${id}`)).body.status).toBe('approved');
+        // The other account's request is untouched.
+        const [foreignRow] = await db.sql`select status from actions.requests where id = ${foreign.id}`;
+        expect(foreignRow!.status).toBe('pending');
 
-      // The same batch again: each request reports that it is no longer pending.
-      const again = await device.post('/actions/approve', { requests: [{ id: a.id }, { id: b.id }] });
-      expect(again.body.results.map((x: { status: number; code: string }) => [x.status, x.code])).toEqual([
-        [409, 'action_not_pending'],
-        [409, 'action_not_pending'],
-      ]);
-    });
+        // The same batch again: each request reports that it is no longer pending.
+        const again = await device.post('/actions/approve', { requests: [{ id: a.id }, { id: b.id }] });
+        expect(again.body.results.map((x: { status: number; code: string }) => [x.status, x.code])).toEqual([
+          [409, 'action_not_pending'],
+          [409, 'action_not_pending'],
+        ]);
+      },
+    );
 
     it('denies a batch with one reason; a vault request needs its content hash, checked per request', async () => {
       const { device, agent, create } = await account();
@@ -193,140 +197,149 @@ for (const { mode, skip } of modes) {
       expect((await agent.get(`/actions/${c.id}`)).body.status).toBe('pending');
     });
 
-    it('a device with a public key signs the batch message (aa-approval-batch-v1); unsigned, reordered or tampered batches are 403', async () => {
-      const { acct, device, agent, create } = await account();
-      const key = await webCryptoDevice();
-      expect((await device.put('/device/public-key', { public_key: key.publicKey })).status).toBe(200);
-      const a = await create({ action_type: 'purchase', title: 'A', amount: 4 });
-      const vault = await create({
-        action_type: 'system',
-        title: 'call',
-        metadata: { vault_execute: true, service_name: 'svc', method: 'POST', url: 'https://api.example.com/y' },
-      });
-      const items: Item[] = [{ id: vault.id, content_hash: vault.content_hash }, { id: a.id }];
-      const timestamp = now();
-      const signature = await key.sign(batchMessage('approve', items, timestamp));
+    itBesideTheService(
+      'a device with a public key signs the batch message (aa-approval-batch-v1); unsigned, reordered or tampered batches are 403',
+      async () => {
+        const { acct, device, agent, create } = await account();
+        const key = await webCryptoDevice();
+        expect((await device.put('/device/public-key', { public_key: key.publicKey })).status).toBe(200);
+        const a = await create({ action_type: 'purchase', title: 'A', amount: 4 });
+        const vault = await create({
+          action_type: 'system',
+          title: 'call',
+          metadata: { vault_execute: true, service_name: 'svc', method: 'POST', url: 'https://api.example.com/y' },
+        });
+        const items: Item[] = [{ id: vault.id, content_hash: vault.content_hash }, { id: a.id }];
+        const timestamp = now();
+        const signature = await key.sign(batchMessage('approve', items, timestamp));
 
-      const unsigned = await device.post('/actions/approve', { requests: items });
-      expect([unsigned.status, unsigned.body.code]).toEqual([403, 'device_signature_invalid']);
-      for (const body of [
-        { requests: [...items].reverse(), signature, timestamp },
-        { requests: items, signature: await key.sign(batchMessage('deny', items, timestamp)), timestamp },
-        { requests: [items[0]], signature, timestamp },
-        { requests: items, signature, timestamp: now().replace(/Z$/, '+00:00') },
-      ]) {
-        const r = await device.post('/actions/approve', body);
-        expect([r.status, r.body.code, r.body.detail]).toEqual([
-          403,
-          'device_signature_invalid',
-          expect.stringMatching(/aa-approval-batch-v1/),
+        const unsigned = await device.post('/actions/approve', { requests: items });
+        expect([unsigned.status, unsigned.body.code]).toEqual([403, 'device_signature_invalid']);
+        for (const body of [
+          { requests: [...items].reverse(), signature, timestamp },
+          { requests: items, signature: await key.sign(batchMessage('deny', items, timestamp)), timestamp },
+          { requests: [items[0]], signature, timestamp },
+          { requests: items, signature, timestamp: now().replace(/Z$/, '+00:00') },
+        ]) {
+          const r = await device.post('/actions/approve', body);
+          expect([r.status, r.body.code, r.body.detail]).toEqual([
+            403,
+            'device_signature_invalid',
+            expect.stringMatching(/aa-approval-batch-v1/),
+          ]);
+        }
+        for (const id of [a.id, vault.id]) expect((await agent.get(`/actions/${id}`)).body.status).toBe('pending');
+
+        const ok = await device.post('/actions/approve', { requests: items, signature, timestamp });
+        expect(ok.status).toBe(200);
+        expect(ok.body.results.map((x: { status: number }) => x.status)).toEqual([200, 200]);
+        // The receipt of each carries the batch signature; the audit entry keeps what was signed, to check it again.
+        expect(claimsOf(ok.body.results[1].action.receipt)).toMatchObject({ device_signature: signature });
+        const [event] =
+          await db.sql`select detail from actions.audit_events where request_id = ${a.id} and event = 'approved'`;
+        expect(event!.detail).toMatchObject({
+          signed: true,
+          signed_timestamp: timestamp,
+          batch_size: 2,
+          signed_batch: [
+            { id: vault.id, content_hash: vault.content_hash },
+            { id: a.id, content_hash: null },
+          ],
+        });
+        expect(acct.account_id).toMatch(/^acc_/);
+
+        // Deny signs "deny"; a single approval's message does not stand in for a batch.
+        const b = await create({ action_type: 'social', title: 'B' });
+        const t2 = now();
+        const single = await key.sign(['aa-approval-v1', b.id, 'deny', '', t2].join('\n'));
+        expect(
+          (await device.post('/actions/deny', { requests: [{ id: b.id }], signature: single, timestamp: t2 })).status,
+        ).toBe(403);
+        const denied = await device.post('/actions/deny', {
+          requests: [{ id: b.id }],
+          signature: await key.sign(batchMessage('deny', [{ id: b.id }], t2)),
+          timestamp: t2,
+        });
+        expect(denied.body.results).toEqual([
+          { id: b.id, status: 200, action: expect.objectContaining({ status: 'denied' }) },
         ]);
-      }
-      for (const id of [a.id, vault.id]) expect((await agent.get(`/actions/${id}`)).body.status).toBe('pending');
+      },
+    );
 
-      const ok = await device.post('/actions/approve', { requests: items, signature, timestamp });
-      expect(ok.status).toBe(200);
-      expect(ok.body.results.map((x: { status: number }) => x.status)).toEqual([200, 200]);
-      // The receipt of each carries the batch signature; the audit entry keeps what was signed, to check it again.
-      expect(claimsOf(ok.body.results[1].action.receipt)).toMatchObject({ device_signature: signature });
-      const [event] =
-        await db.sql`select detail from actions.audit_events where request_id = ${a.id} and event = 'approved'`;
-      expect(event!.detail).toMatchObject({
-        signed: true,
-        signed_timestamp: timestamp,
-        batch_size: 2,
-        signed_batch: [
-          { id: vault.id, content_hash: vault.content_hash },
-          { id: a.id, content_hash: null },
-        ],
-      });
-      expect(acct.account_id).toMatch(/^acc_/);
+    itBesideTheService(
+      'a device with a passkey approves a batch with one assertion over the batch message: biometric, user_verified and passkey_id on each; without it 403; a replay is refused',
+      async () => {
+        const { device, agent, create } = await account();
+        const passkey = softwarePasskey({ rpId: 'localhost', origin });
+        const registered = await device.post(
+          '/device/passkeys',
+          passkey.register((await device.post('/device/passkeys/options')).body),
+        );
+        expect(registered.status).toBe(200);
+        const passkeyId = registered.body.passkey_id as string;
+        const [a, b] = [
+          await create({ action_type: 'purchase', title: 'A', amount: 5 }),
+          await create({ action_type: 'scheduling', title: 'B' }),
+        ];
+        const items: Item[] = [{ id: a.id }, { id: b.id }];
 
-      // Deny signs "deny"; a single approval's message does not stand in for a batch.
-      const b = await create({ action_type: 'social', title: 'B' });
-      const t2 = now();
-      const single = await key.sign(['aa-approval-v1', b.id, 'deny', '', t2].join('\n'));
-      expect(
-        (await device.post('/actions/deny', { requests: [{ id: b.id }], signature: single, timestamp: t2 })).status,
-      ).toBe(403);
-      const denied = await device.post('/actions/deny', {
-        requests: [{ id: b.id }],
-        signature: await key.sign(batchMessage('deny', [{ id: b.id }], t2)),
-        timestamp: t2,
-      });
-      expect(denied.body.results).toEqual([
-        { id: b.id, status: 200, action: expect.objectContaining({ status: 'denied' }) },
-      ]);
-    });
+        const bare = await device.post('/actions/approve', { requests: items });
+        expect([bare.status, bare.body.code]).toEqual([403, 'passkey_required']);
+        const bareDeny = await device.post('/actions/deny', { requests: items });
+        expect([bareDeny.status, bareDeny.body.code]).toEqual([403, 'passkey_required']);
 
-    it('a device with a passkey approves a batch with one assertion over the batch message: biometric, user_verified and passkey_id on each; without it 403; a replay is refused', async () => {
-      const { device, agent, create } = await account();
-      const passkey = softwarePasskey({ rpId: 'localhost', origin });
-      const registered = await device.post(
-        '/device/passkeys',
-        passkey.register((await device.post('/device/passkeys/options')).body),
-      );
-      expect(registered.status).toBe(200);
-      const passkeyId = registered.body.passkey_id as string;
-      const [a, b] = [
-        await create({ action_type: 'purchase', title: 'A', amount: 5 }),
-        await create({ action_type: 'scheduling', title: 'B' }),
-      ];
-      const items: Item[] = [{ id: a.id }, { id: b.id }];
+        const timestamp = now();
+        const challenge = (decision: 'approve' | 'deny', list: Item[], t: string) =>
+          createHash('sha256')
+            .update(batchMessage(decision, list, t))
+            .digest('base64url');
+        // An assertion over the deny message is no approval.
+        const crossed = await device.post('/actions/approve', {
+          requests: items,
+          timestamp,
+          webauthn: passkey.assert(challenge('deny', items, timestamp)),
+        });
+        expect([crossed.status, crossed.body.code]).toEqual([403, 'passkey_assertion_invalid']);
 
-      const bare = await device.post('/actions/approve', { requests: items });
-      expect([bare.status, bare.body.code]).toEqual([403, 'passkey_required']);
-      const bareDeny = await device.post('/actions/deny', { requests: items });
-      expect([bareDeny.status, bareDeny.body.code]).toEqual([403, 'passkey_required']);
-
-      const timestamp = now();
-      const challenge = (decision: 'approve' | 'deny', list: Item[], t: string) =>
-        createHash('sha256')
-          .update(batchMessage(decision, list, t))
-          .digest('base64url');
-      // An assertion over the deny message is no approval.
-      const crossed = await device.post('/actions/approve', {
-        requests: items,
-        timestamp,
-        webauthn: passkey.assert(challenge('deny', items, timestamp)),
-      });
-      expect([crossed.status, crossed.body.code]).toEqual([403, 'passkey_assertion_invalid']);
-
-      const webauthn = passkey.assert(challenge('approve', items, timestamp));
-      const ok = await device.post('/actions/approve', { requests: items, timestamp, webauthn });
-      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-      for (const result of ok.body.results)
-        expect(result.action).toMatchObject({
-          status: 'approved',
-          resolved_by: 'biometric',
+        const webauthn = passkey.assert(challenge('approve', items, timestamp));
+        const ok = await device.post('/actions/approve', { requests: items, timestamp, webauthn });
+        expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+        for (const result of ok.body.results)
+          expect(result.action).toMatchObject({
+            status: 'approved',
+            resolved_by: 'biometric',
+            user_verified: true,
+            passkey_id: passkeyId,
+          });
+        expect(claimsOf(ok.body.results[0].action.receipt)).toMatchObject({
           user_verified: true,
           passkey_id: passkeyId,
         });
-      expect(claimsOf(ok.body.results[0].action.receipt)).toMatchObject({ user_verified: true, passkey_id: passkeyId });
-      const events =
-        await db.sql`select detail from actions.audit_events where request_id in ${db.sql([a.id, b.id])} and event = 'approved'`;
-      expect(events).toHaveLength(2);
-      for (const e of events)
-        expect(e.detail).toMatchObject({ method: 'biometric', user_verified: true, passkey_id: passkeyId });
-      for (const id of [a.id, b.id]) expect((await agent.get(`/actions/${id}`)).body.user_verified).toBe(true);
+        const events =
+          await db.sql`select detail from actions.audit_events where request_id in ${db.sql([a.id, b.id])} and event = 'approved'`;
+        expect(events).toHaveLength(2);
+        for (const e of events)
+          expect(e.detail).toMatchObject({ method: 'biometric', user_verified: true, passkey_id: passkeyId });
+        for (const id of [a.id, b.id]) expect((await agent.get(`/actions/${id}`)).body.user_verified).toBe(true);
 
-      // The same assertion again (a replay) is refused before any request is looked at.
-      const c = await create({ action_type: 'social', title: 'C' });
-      const replay = await device.post('/actions/deny', { requests: [{ id: c.id }], timestamp, webauthn });
-      expect(replay.status).toBe(403);
-      const t2 = now();
-      const denied = await device.post('/actions/deny', {
-        requests: [{ id: c.id }],
-        reason: 'no',
-        timestamp: t2,
-        webauthn: passkey.assert(challenge('deny', [{ id: c.id }], t2)),
-      });
-      expect(denied.body.results[0].action).toMatchObject({
-        status: 'denied',
-        user_verified: true,
-        passkey_id: passkeyId,
-      });
-    });
+        // The same assertion again (a replay) is refused before any request is looked at.
+        const c = await create({ action_type: 'social', title: 'C' });
+        const replay = await device.post('/actions/deny', { requests: [{ id: c.id }], timestamp, webauthn });
+        expect(replay.status).toBe(403);
+        const t2 = now();
+        const denied = await device.post('/actions/deny', {
+          requests: [{ id: c.id }],
+          reason: 'no',
+          timestamp: t2,
+          webauthn: passkey.assert(challenge('deny', [{ id: c.id }], t2)),
+        });
+        expect(denied.body.results[0].action).toMatchObject({
+          status: 'denied',
+          user_verified: true,
+          passkey_id: passkeyId,
+        });
+      },
+    );
 
     it('approving a batch spends against the limits like single approvals, and two racing batches over the same requests approve each once', async () => {
       const { device, agent, create } = await account();

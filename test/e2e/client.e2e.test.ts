@@ -19,6 +19,7 @@ import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { createTestDatabase } from '../infra/database.js';
 import { startUpstream } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 // A type-level check that the client's hand-written Action stays assignable to the contracts' ActionView.
 const _sameShape: (a: Action) => ActionView = (a) => a;
@@ -81,7 +82,7 @@ describe('client library end to end (all-in-one)', () => {
     expect(done).toMatchObject({ id, status: 'denied', resolved_by: 'user', reason: 'not today' });
   });
 
-  it('waitForResult resolves on expiry', async () => {
+  itBesideTheService('waitForResult resolves on expiry', async () => {
     const { id } = await client.requestAction({
       action_type: 'scheduling',
       title: 'Book a table',

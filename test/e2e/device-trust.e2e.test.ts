@@ -5,6 +5,7 @@ import { AgentAuthClient, QuotaExceededError } from '@agent-auth/client';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -241,58 +242,61 @@ for (const { mode, skip } of modes) {
       expect((await tabletApi.post(`/actions/${id}/approve`, await tablet.sign(id, 'approve', null))).status).toBe(200);
     });
 
-    it('free plan: 25 actions a month counted whatever their outcome, then 402; concurrency cannot pass it; upgrading lifts it', async () => {
-      const acct = await api.newAccount();
-      const agent = api.agent(acct.api_key);
-      const device = api.device(acct.device_id);
-      expect((await device.get('/account')).body).toEqual({
-        account_id: acct.account_id,
-        plan: 'free',
-        actions_this_month: 0,
-        monthly_quota: 25,
-      });
+    itBesideTheService(
+      'free plan: 25 actions a month counted whatever their outcome, then 402; concurrency cannot pass it; upgrading lifts it',
+      async () => {
+        const acct = await api.newAccount();
+        const agent = api.agent(acct.api_key);
+        const device = api.device(acct.device_id);
+        expect((await device.get('/account')).body).toEqual({
+          account_id: acct.account_id,
+          plan: 'free',
+          actions_this_month: 0,
+          monthly_quota: 25,
+        });
 
-      expect((await agent.post('/actions', { title: 'no type' })).status).toBe(400); // not validated: not counted
-      const first = await pendingAction(acct.api_key);
-      expect((await device.post(`/actions/${first}/deny`)).status).toBe(200); // denied still counts
-      for (let i = 0; i < 14; i++) await pendingAction(acct.api_key);
-      expect((await device.get('/account')).body.actions_this_month).toBe(15);
+        expect((await agent.post('/actions', { title: 'no type' })).status).toBe(400); // not validated: not counted
+        const first = await pendingAction(acct.api_key);
+        expect((await device.post(`/actions/${first}/deny`)).status).toBe(200); // denied still counts
+        for (let i = 0; i < 14; i++) await pendingAction(acct.api_key);
+        expect((await device.get('/account')).body.actions_this_month).toBe(15);
 
-      const burst = await Promise.all(Array.from({ length: 20 }, () => agent.post('/actions', purchase)));
-      expect(burst.filter((r) => r.status === 200)).toHaveLength(10);
-      const refused = burst.filter((r) => r.status === 402);
-      expect(refused).toHaveLength(10);
-      expect(refused[0]!.body.detail).toMatch(/quota of 25 actions on the free plan.*unlimited/);
-      expect((await device.get('/account')).body).toMatchObject({ actions_this_month: 25, monthly_quota: 25 });
-      expect((await agent.post('/actions', purchase)).status).toBe(402);
-      const client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl });
-      await expect(
-        client.requestAction({ action_type: 'purchase', title: 'over quota', amount: 1 }),
-      ).rejects.toBeInstanceOf(QuotaExceededError);
+        const burst = await Promise.all(Array.from({ length: 20 }, () => agent.post('/actions', purchase)));
+        expect(burst.filter((r) => r.status === 200)).toHaveLength(10);
+        const refused = burst.filter((r) => r.status === 402);
+        expect(refused).toHaveLength(10);
+        expect(refused[0]!.body.detail).toMatch(/quota of 25 actions on the free plan.*unlimited/);
+        expect((await device.get('/account')).body).toMatchObject({ actions_this_month: 25, monthly_quota: 25 });
+        expect((await agent.post('/actions', purchase)).status).toBe(402);
+        const client = new AgentAuthClient({ apiKey: acct.api_key, baseUrl: stack.baseUrl });
+        await expect(
+          client.requestAction({ action_type: 'purchase', title: 'over quota', amount: 1 }),
+        ).rejects.toBeInstanceOf(QuotaExceededError);
 
-      const upgraded = await device.post('/account/plan', { plan: 'unlimited' });
-      expect(upgraded.status).toBe(200);
-      expect(upgraded.body).toEqual({
-        account_id: acct.account_id,
-        plan: 'unlimited',
-        actions_this_month: 25,
-        monthly_quota: null,
-      });
-      expect((await agent.post('/actions', purchase)).status).toBe(200);
-      expect((await device.get('/account')).body.actions_this_month).toBe(26);
-      // Unlimited creations are counted on rows spread over shards, not on the free plan's one counter row.
-      expect(
-        (await Promise.all(Array.from({ length: 10 }, () => agent.post('/actions', purchase)))).map((r) => r.status),
-      ).toEqual(Array(10).fill(200));
-      expect((await device.get('/account')).body.actions_this_month).toBe(36);
-      const [counter] =
-        await db.sql`select actions from actions.monthly_usage where account_id = ${acct.account_id} and shard = 0`;
-      expect(counter!.actions).toBeLessThan(36);
+        const upgraded = await device.post('/account/plan', { plan: 'unlimited' });
+        expect(upgraded.status).toBe(200);
+        expect(upgraded.body).toEqual({
+          account_id: acct.account_id,
+          plan: 'unlimited',
+          actions_this_month: 25,
+          monthly_quota: null,
+        });
+        expect((await agent.post('/actions', purchase)).status).toBe(200);
+        expect((await device.get('/account')).body.actions_this_month).toBe(26);
+        // Unlimited creations are counted on rows spread over shards, not on the free plan's one counter row.
+        expect(
+          (await Promise.all(Array.from({ length: 10 }, () => agent.post('/actions', purchase)))).map((r) => r.status),
+        ).toEqual(Array(10).fill(200));
+        expect((await device.get('/account')).body.actions_this_month).toBe(36);
+        const [counter] =
+          await db.sql`select actions from actions.monthly_usage where account_id = ${acct.account_id} and shard = 0`;
+        expect(counter!.actions).toBeLessThan(36);
 
-      expect((await device.post('/account/plan', { plan: 'gold' })).status).toBe(400);
-      const downgraded = (await device.post('/account/plan', { plan: 'free' })).body;
-      expect(downgraded).toMatchObject({ monthly_quota: 25, actions_this_month: 36 }); // the month's count carries over
-      expect((await agent.post('/actions', purchase)).status).toBe(402);
-    });
+        expect((await device.post('/account/plan', { plan: 'gold' })).status).toBe(400);
+        const downgraded = (await device.post('/account/plan', { plan: 'free' })).body;
+        expect(downgraded).toMatchObject({ monthly_quota: 25, actions_this_month: 36 }); // the month's count carries over
+        expect((await agent.post('/actions', purchase)).status).toBe(402);
+      },
+    );
   });
 }

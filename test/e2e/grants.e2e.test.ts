@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 // Standing grants (DESIGN 5.3): made from an approval, they approve similar requests at creation.
 const { natsUrl } = inject('infra');
@@ -180,7 +181,7 @@ for (const { mode, skip } of modes) {
       ).toBe('pending');
     });
 
-    it('expires: a grant past its duration approves nothing', async () => {
+    itBesideTheService('expires: a grant past its duration approves nothing', async () => {
       const acct = await api.newAccount();
       const grant = await grantFrom(acct, { amount: 1, recipient: 'x' }, { duration_seconds: 60 });
       expect((await create(acct.api_key, { amount: 1, recipient: 'x' })).resolved_by).toBe(`grant:${grant.grant_id}`);
@@ -263,39 +264,42 @@ for (const { mode, skip } of modes) {
 
     // CONCURRENCY_ROUNDS=20 repeats it on the same stack (a fresh account each round), to show it holds every time.
     for (let round = 1; round <= ROUNDS; round++)
-      it(`never spends past a grant under concurrency: 40 simultaneous $10 purchases against a $100 grant give 10 approved${ROUNDS > 1 ? ` (round ${round})` : ''}`, async () => {
-        if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
-        const before = mode === 'processes' ? await decideCounts(prefix) : new Map<string, number>();
-        const acct = await api.newAccount();
-        const grant = await grantFrom(
-          acct,
-          { amount: 1, recipient: 'store' },
-          { duration_seconds: 3600, max_amount: 100 },
-        );
-        const results = await Promise.all(
-          Array.from({ length: 40 }, (_, i) =>
-            api
-              .agent(acct.api_key)
-              .post('/actions', { action_type: 'purchase', title: `burst ${i}`, amount: 10, recipient: 'store' }),
-          ),
-        );
-        expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
-        const approved = results.filter((r) => r.body.status === 'approved');
-        expect(approved).toHaveLength(10);
-        for (const r of approved) expect(r.body.resolved_by).toBe(`grant:${grant.grant_id}`);
-        expect(results.filter((r) => r.body.status === 'pending')).toHaveLength(30);
-        expect((await list(acct)).find((g) => g.grant_id === grant.grant_id)).toMatchObject({ spent: 100, uses: 10 });
-        const [used] = await db.sql`
+      itBesideTheService(
+        `never spends past a grant under concurrency: 40 simultaneous $10 purchases against a $100 grant give 10 approved${ROUNDS > 1 ? ` (round ${round})` : ''}`,
+        async () => {
+          if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
+          const before = mode === 'processes' ? await decideCounts(prefix) : new Map<string, number>();
+          const acct = await api.newAccount();
+          const grant = await grantFrom(
+            acct,
+            { amount: 1, recipient: 'store' },
+            { duration_seconds: 3600, max_amount: 100 },
+          );
+          const results = await Promise.all(
+            Array.from({ length: 40 }, (_, i) =>
+              api
+                .agent(acct.api_key)
+                .post('/actions', { action_type: 'purchase', title: `burst ${i}`, amount: 10, recipient: 'store' }),
+            ),
+          );
+          expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
+          const approved = results.filter((r) => r.body.status === 'approved');
+          expect(approved).toHaveLength(10);
+          for (const r of approved) expect(r.body.resolved_by).toBe(`grant:${grant.grant_id}`);
+          expect(results.filter((r) => r.body.status === 'pending')).toHaveLength(30);
+          expect((await list(acct)).find((g) => g.grant_id === grant.grant_id)).toMatchObject({ spent: 100, uses: 10 });
+          const [used] = await db.sql`
         select count(*)::int as n, coalesce(sum(amount_cents), 0)::int as cents from policy.grant_uses
         where grant_id = ${grant.grant_id}`;
-        expect(used).toEqual({ n: 10, cents: 10_000 });
-        if (mode === 'processes') {
-          const after = await decideCounts(prefix);
-          const decided = [...after].map(([id, n]) => n - (before.get(id) ?? 0));
-          expect(decided).toHaveLength(2);
-          // Both replicas took part (all 40 on one is a 2^-40 chance).
-          expect(Math.min(...decided)).toBeGreaterThan(0);
-        }
-      });
+          expect(used).toEqual({ n: 10, cents: 10_000 });
+          if (mode === 'processes') {
+            const after = await decideCounts(prefix);
+            const decided = [...after].map(([id, n]) => n - (before.get(id) ?? 0));
+            expect(decided).toHaveLength(2);
+            // Both replicas took part (all 40 on one is a 2^-40 chance).
+            expect(Math.min(...decided)).toBeGreaterThan(0);
+          }
+        },
+      );
   });
 }

@@ -3,11 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { natsServerAvailable, startPrivateNats } from '../harness/nats-server.js';
+import { secondSession } from '../harness/sessions.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
 
 // A NATS server of its own, since this test stops it; the shared one serves other test files.
-const skip = natsServerAvailable() ? false : 'no nats-server binary to run a private server';
+// One process per service, each with its database connection: not on the embedded Postgres, which takes one.
+const skip = !natsServerAvailable()
+  ? 'no nats-server binary to run a private server'
+  : secondSession
+    ? 'the embedded Postgres takes one connection at a time'
+    : false;
 
 describe.skipIf(skip)(`webhooks survive a NATS restart${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let nats: Awaited<ReturnType<typeof startPrivateNats>>;

@@ -3,6 +3,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { decisionChallenge, softwarePasskey } from '../harness/software-passkey.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -46,54 +47,61 @@ for (const { mode, skip } of modes) {
       return { acct, device, passkey, passkeyId: created.body.passkey_id as string, agent: api.agent(acct.api_key) };
     }
 
-    it('offers creation options bound to the host, ES256 only, user verification required; registers, lists, deletes', async () => {
-      const acct = await api.newAccount();
-      const device = api.device(acct.device_id);
-      const options = await device.post('/device/passkeys/options');
-      expect(options.status).toBe(200);
-      expect(options.body).toMatchObject({
-        rp: { id: 'localhost' },
-        pubKeyCredParams: [{ alg: -7, type: 'public-key' }],
-        authenticatorSelection: { userVerification: 'required' },
-        attestation: 'none',
-      });
-      expect(options.body.user.id).not.toContain(acct.device_id);
-      const passkey = softwarePasskey({ rpId: 'localhost', origin });
-      const registration = passkey.register(options.body);
-      const created = await device.post('/device/passkeys', registration);
-      expect(created.status).toBe(200);
-      expect(created.body.passkey_id).toMatch(/^pk_/);
-      expect(Date.parse(created.body.created_at)).not.toBeNaN();
+    itBesideTheService(
+      'offers creation options bound to the host, ES256 only, user verification required; registers, lists, deletes',
+      async () => {
+        const acct = await api.newAccount();
+        const device = api.device(acct.device_id);
+        const options = await device.post('/device/passkeys/options');
+        expect(options.status).toBe(200);
+        expect(options.body).toMatchObject({
+          rp: { id: 'localhost' },
+          pubKeyCredParams: [{ alg: -7, type: 'public-key' }],
+          authenticatorSelection: { userVerification: 'required' },
+          attestation: 'none',
+        });
+        expect(options.body.user.id).not.toContain(acct.device_id);
+        const passkey = softwarePasskey({ rpId: 'localhost', origin });
+        const registration = passkey.register(options.body);
+        const created = await device.post('/device/passkeys', registration);
+        expect(created.status).toBe(200);
+        expect(created.body.passkey_id).toMatch(/^pk_/);
+        expect(Date.parse(created.body.created_at)).not.toBeNaN();
 
-      // The challenge is single use.
-      const again = await device.post('/device/passkeys', registration);
-      expect(again.status).toBe(403);
-      expect(again.body).toMatchObject({
-        code: 'passkey_registration_invalid',
-        detail: expect.stringMatching(/live challenge/),
-      });
+        // The challenge is single use.
+        const again = await device.post('/device/passkeys', registration);
+        expect(again.status).toBe(403);
+        expect(again.body).toMatchObject({
+          code: 'passkey_registration_invalid',
+          detail: expect.stringMatching(/live challenge/),
+        });
 
-      const listed = await device.get('/device/passkeys');
-      expect(listed.body.passkeys).toEqual([
-        expect.objectContaining({ passkey_id: created.body.passkey_id, credential_id: passkey.id, last_used_at: null }),
-      ]);
-      // The next options exclude the registered credential.
-      expect((await device.post('/device/passkeys/options')).body.excludeCredentials).toEqual([
-        expect.objectContaining({ id: passkey.id }),
-      ]);
-      // Another account's device sees none of them and cannot delete them.
-      const other = api.device((await api.newAccount()).device_id);
-      expect((await other.get('/device/passkeys')).body.passkeys).toEqual([]);
-      expect((await other.delete(`/device/passkeys/${created.body.passkey_id}`)).status).toBe(404);
-      expect((await device.delete(`/device/passkeys/${created.body.passkey_id}`)).body).toEqual({
-        deleted: true,
-        id: created.body.passkey_id,
-      });
-      expect((await device.get('/device/passkeys')).body.passkeys).toEqual([]);
-      const audit =
-        await db.sql`select event from actions.audit_events where account_id = ${acct.account_id} and event like 'passkey%' order by id`;
-      expect(audit.map((r) => r.event)).toEqual(['passkey_registered', 'passkey_removed']);
-    });
+        const listed = await device.get('/device/passkeys');
+        expect(listed.body.passkeys).toEqual([
+          expect.objectContaining({
+            passkey_id: created.body.passkey_id,
+            credential_id: passkey.id,
+            last_used_at: null,
+          }),
+        ]);
+        // The next options exclude the registered credential.
+        expect((await device.post('/device/passkeys/options')).body.excludeCredentials).toEqual([
+          expect.objectContaining({ id: passkey.id }),
+        ]);
+        // Another account's device sees none of them and cannot delete them.
+        const other = api.device((await api.newAccount()).device_id);
+        expect((await other.get('/device/passkeys')).body.passkeys).toEqual([]);
+        expect((await other.delete(`/device/passkeys/${created.body.passkey_id}`)).status).toBe(404);
+        expect((await device.delete(`/device/passkeys/${created.body.passkey_id}`)).body).toEqual({
+          deleted: true,
+          id: created.body.passkey_id,
+        });
+        expect((await device.get('/device/passkeys')).body.passkeys).toEqual([]);
+        const audit =
+          await db.sql`select event from actions.audit_events where account_id = ${acct.account_id} and event like 'passkey%' order by id`;
+        expect(audit.map((r) => r.event)).toEqual(['passkey_registered', 'passkey_removed']);
+      },
+    );
 
     it('refuses a registration without user verification, from another origin, or with a malformed body', async () => {
       const device = api.device((await api.newAccount()).device_id);
@@ -116,43 +124,46 @@ for (const { mode, skip } of modes) {
       expect((await device.get('/device/passkeys')).body.passkeys).toEqual([]);
     });
 
-    it('approves with a passkey assertion over the approval message: biometric, user_verified and passkey_id on the action and its audit event', async () => {
-      const { acct, device, passkey, passkeyId, agent } = await withPasskey();
-      const created = (await agent.post('/actions', { action_type: 'purchase', title: 'Buy a lamp', amount: 42.5 }))
-        .body;
-      const timestamp = now();
-      const approved = await device.post(`/actions/${created.id}/approve`, {
-        timestamp,
-        webauthn: passkey.assert(decisionChallenge(created.id, 'approve', null, timestamp)),
-      });
-      expect(approved.status).toBe(200);
-      expect(approved.body).toMatchObject({
-        status: 'approved',
-        resolved_by: 'biometric',
-        user_verified: true,
-        passkey_id: passkeyId,
-      });
-      expect((await agent.get(`/actions/${created.id}`)).body).toMatchObject({
-        user_verified: true,
-        passkey_id: passkeyId,
-      });
-      const [event] =
-        await db.sql`select detail from actions.audit_events where request_id = ${created.id} and event = 'approved'`;
-      expect(event!.detail).toMatchObject({ method: 'biometric', user_verified: true, passkey_id: passkeyId });
-      // The receipt states it too (DESIGN 5.2, 5.6).
-      expect(claimsOf(approved.body.receipt)).toMatchObject({
-        sub: created.id,
-        status: 'approved',
-        resolved_by: 'biometric',
-        user_verified: true,
-        passkey_id: passkeyId,
-      });
-      expect((await device.get('/device/passkeys')).body.passkeys[0].last_used_at).not.toBeNull();
-      // An agent's own request never resolved by a passkey says so.
-      const plain = (await agent.post('/actions', { action_type: 'social', title: 'Post' })).body;
-      expect(plain).toMatchObject({ user_verified: false, passkey_id: null });
-      expect(acct.account_id).toMatch(/^acc_/);
-    });
+    itBesideTheService(
+      'approves with a passkey assertion over the approval message: biometric, user_verified and passkey_id on the action and its audit event',
+      async () => {
+        const { acct, device, passkey, passkeyId, agent } = await withPasskey();
+        const created = (await agent.post('/actions', { action_type: 'purchase', title: 'Buy a lamp', amount: 42.5 }))
+          .body;
+        const timestamp = now();
+        const approved = await device.post(`/actions/${created.id}/approve`, {
+          timestamp,
+          webauthn: passkey.assert(decisionChallenge(created.id, 'approve', null, timestamp)),
+        });
+        expect(approved.status).toBe(200);
+        expect(approved.body).toMatchObject({
+          status: 'approved',
+          resolved_by: 'biometric',
+          user_verified: true,
+          passkey_id: passkeyId,
+        });
+        expect((await agent.get(`/actions/${created.id}`)).body).toMatchObject({
+          user_verified: true,
+          passkey_id: passkeyId,
+        });
+        const [event] =
+          await db.sql`select detail from actions.audit_events where request_id = ${created.id} and event = 'approved'`;
+        expect(event!.detail).toMatchObject({ method: 'biometric', user_verified: true, passkey_id: passkeyId });
+        // The receipt states it too (DESIGN 5.2, 5.6).
+        expect(claimsOf(approved.body.receipt)).toMatchObject({
+          sub: created.id,
+          status: 'approved',
+          resolved_by: 'biometric',
+          user_verified: true,
+          passkey_id: passkeyId,
+        });
+        expect((await device.get('/device/passkeys')).body.passkeys[0].last_used_at).not.toBeNull();
+        // An agent's own request never resolved by a passkey says so.
+        const plain = (await agent.post('/actions', { action_type: 'social', title: 'Post' })).body;
+        expect(plain).toMatchObject({ user_verified: false, passkey_id: null });
+        expect(acct.account_id).toMatch(/^acc_/);
+      },
+    );
 
     it('denies with a passkey too; once a device has a passkey an unverified decision is refused', async () => {
       const { device, passkey, passkeyId, agent } = await withPasskey();

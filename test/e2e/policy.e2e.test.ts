@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -317,57 +318,61 @@ for (const { mode, skip } of modes) {
       });
     });
 
-    it("denies at creation past a limit with spending_limit_exceeded; reaching it exactly is allowed; people's approvals count", async () => {
-      const acct = await api.newAccount();
-      const daily = await limit(acct, { period: 'daily', amount_limit: 100 });
-      const first = await buy(acct.api_key, 60);
-      expect(first.status).toBe('pending'); // no rule: a person decides, and nothing is spent yet
-      expect((await api.device(acct.device_id).post(`/actions/${first.id}/approve`)).body.status).toBe('approved');
+    itBesideTheService(
+      "denies at creation past a limit with spending_limit_exceeded; reaching it exactly is allowed; people's approvals count",
+      async () => {
+        const acct = await api.newAccount();
+        const daily = await limit(acct, { period: 'daily', amount_limit: 100 });
+        const first = await buy(acct.api_key, 60);
+        expect(first.status).toBe('pending'); // no rule: a person decides, and nothing is spent yet
+        expect((await api.device(acct.device_id).post(`/actions/${first.id}/approve`)).body.status).toBe('approved');
 
-      const over = await buy(acct.api_key, 50);
-      expect(over).toMatchObject({
-        status: 'denied',
-        rule_applied: null,
-        resolved_by: `spending_limit:${daily.limit_id}`,
-        spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 },
-      });
-      expect((await api.agent(acct.api_key).get(`/actions/${over.id}`)).body.spending_limit_exceeded).toEqual({
-        period: 'daily',
-        limit: 100,
-        spent: 60,
-        requested: 50,
-      });
-      // The audit record keeps the figures the denial was based on.
-      const trail =
-        await db.sql`select event, actor, detail from actions.audit_events where request_id = ${over.id} order by id`;
-      expect(trail.map((e) => [e.event, e.actor])).toEqual([
-        ['created', `agent:${acct.agent_id}`],
-        ['denied', `spending_limit:${daily.limit_id}`],
-      ]);
-      expect(trail[1]!.detail).toEqual({
-        rule_applied: null,
-        spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 },
-        receipt: over.receipt,
-      });
-      const exact = await buy(acct.api_key, 40);
-      expect(exact.status).toBe('pending');
-      expect(exact.spending_limit_exceeded).toBeUndefined();
-      // Requests without an amount are not subject to limits.
-      expect(
-        (await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'free sample' })).body.status,
-      ).toBe('pending');
-
-      expect((await summary(acct.api_key)).summaries).toEqual([
-        expect.objectContaining({
-          limit_id: daily.limit_id,
+        const over = await buy(acct.api_key, 50);
+        expect(over).toMatchObject({
+          status: 'denied',
+          rule_applied: null,
+          resolved_by: `spending_limit:${daily.limit_id}`,
+          spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 },
+        });
+        expect((await api.agent(acct.api_key).get(`/actions/${over.id}`)).body.spending_limit_exceeded).toEqual({
           period: 'daily',
           limit: 100,
           spent: 60,
-          remaining: 40,
-          utilization: 0.6,
-        }),
-      ]);
-    });
+          requested: 50,
+        });
+        // The audit record keeps the figures the denial was based on.
+        const trail =
+          await db.sql`select event, actor, detail from actions.audit_events where request_id = ${over.id} order by id`;
+        expect(trail.map((e) => [e.event, e.actor])).toEqual([
+          ['created', `agent:${acct.agent_id}`],
+          ['denied', `spending_limit:${daily.limit_id}`],
+        ]);
+        expect(trail[1]!.detail).toEqual({
+          rule_applied: null,
+          spending_limit_exceeded: { period: 'daily', limit: 100, spent: 60, requested: 50 },
+          receipt: over.receipt,
+        });
+        const exact = await buy(acct.api_key, 40);
+        expect(exact.status).toBe('pending');
+        expect(exact.spending_limit_exceeded).toBeUndefined();
+        // Requests without an amount are not subject to limits.
+        expect(
+          (await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'free sample' })).body
+            .status,
+        ).toBe('pending');
+
+        expect((await summary(acct.api_key)).summaries).toEqual([
+          expect.objectContaining({
+            limit_id: daily.limit_id,
+            period: 'daily',
+            limit: 100,
+            spent: 60,
+            remaining: 40,
+            utilization: 0.6,
+          }),
+        ]);
+      },
+    );
 
     it('lets spending limits override auto_approve rules, and never auto-approves another currency under a limit', async () => {
       const acct = await api.newAccount();
@@ -465,55 +470,58 @@ for (const { mode, skip } of modes) {
       }
     });
 
-    it("counts a person's approval once however many approvals race, releases it when a deny wins, and lets a person approve past a limit", async () => {
-      const acct = await api.newAccount();
-      await limit(acct, { period: 'daily', amount_limit: 10 });
-      const second = (await api.device(acct.device_id).post('/devices', { device_name: 'tablet' })).body
-        .device_id as string;
+    itBesideTheService(
+      "counts a person's approval once however many approvals race, releases it when a deny wins, and lets a person approve past a limit",
+      async () => {
+        const acct = await api.newAccount();
+        await limit(acct, { period: 'daily', amount_limit: 10 });
+        const second = (await api.device(acct.device_id).post('/devices', { device_name: 'tablet' })).body
+          .device_id as string;
 
-      const raced = await buy(acct.api_key, 5);
-      const attempts = await Promise.all(
-        Array.from({ length: 8 }, (_, i) =>
-          api.device(i % 2 ? second : acct.device_id).post(`/actions/${raced.id}/approve`),
-        ),
-      );
-      expect(attempts.filter((r) => r.status === 200)).toHaveLength(1);
-      expect((await summary(acct.api_key)).summaries[0]).toMatchObject({ spent: 5 });
+        const raced = await buy(acct.api_key, 5);
+        const attempts = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            api.device(i % 2 ? second : acct.device_id).post(`/actions/${raced.id}/approve`),
+          ),
+        );
+        expect(attempts.filter((r) => r.status === 200)).toHaveLength(1);
+        expect((await summary(acct.api_key)).summaries[0]).toMatchObject({ spent: 5 });
 
-      const contested = await buy(acct.api_key, 4);
-      const outcome = await Promise.all(
-        Array.from({ length: 8 }, (_, i) =>
-          api.device(i % 2 ? second : acct.device_id).post(`/actions/${contested.id}/${i % 2 ? 'deny' : 'approve'}`),
-        ),
-      );
-      const winner = outcome.find((r) => r.status === 200)!.body.status as string;
-      await expect
-        .poll(async () => (await summary(acct.api_key)).summaries[0].spent)
-        .toBe(winner === 'approved' ? 9 : 5);
-      const [rows] = await db.sql`select count(*)::int as n from policy.spend where action_id = ${contested.id}`;
-      expect(rows!.n).toBe(winner === 'approved' ? 1 : 0);
-      // The limit's running total agrees with the ledger after the race and the release.
-      const [usage] =
-        await db.sql`select sum(u.spent_cents)::int as cents from policy.limit_usage u join policy.spending_limits l on l.id = u.limit_id where l.account_id = ${acct.account_id}`;
-      expect(usage!.cents).toBe(winner === 'approved' ? 900 : 500);
+        const contested = await buy(acct.api_key, 4);
+        const outcome = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            api.device(i % 2 ? second : acct.device_id).post(`/actions/${contested.id}/${i % 2 ? 'deny' : 'approve'}`),
+          ),
+        );
+        const winner = outcome.find((r) => r.status === 200)!.body.status as string;
+        await expect
+          .poll(async () => (await summary(acct.api_key)).summaries[0].spent)
+          .toBe(winner === 'approved' ? 9 : 5);
+        const [rows] = await db.sql`select count(*)::int as n from policy.spend where action_id = ${contested.id}`;
+        expect(rows!.n).toBe(winner === 'approved' ? 1 : 0);
+        // The limit's running total agrees with the ledger after the race and the release.
+        const [usage] =
+          await db.sql`select sum(u.spent_cents)::int as cents from policy.limit_usage u join policy.spending_limits l on l.id = u.limit_id where l.account_id = ${acct.account_id}`;
+        expect(usage!.cents).toBe(winner === 'approved' ? 900 : 500);
 
-      // Each of these is within the limit on its own at creation; the person approves both, and both count.
-      const spentBefore = (await summary(acct.api_key)).summaries[0].spent as number;
-      const a = await buy(acct.api_key, 10 - spentBefore);
-      const b = await buy(acct.api_key, 10 - spentBefore);
-      expect([a.status, b.status]).toEqual(['pending', 'pending']);
-      expect((await api.device(acct.device_id).post(`/actions/${a.id}/approve`)).status).toBe(200);
-      expect((await api.device(acct.device_id).post(`/actions/${b.id}/approve`)).status).toBe(200);
-      expect((await summary(acct.api_key)).summaries[0]).toMatchObject({
-        limit: 10,
-        spent: 10 + (10 - spentBefore),
-        remaining: 0,
-      });
-      expect((await summary(acct.api_key)).summaries[0].utilization).toBeGreaterThan(1);
-      expect(await buy(acct.api_key, 0.01)).toMatchObject({ status: 'denied' });
-    });
+        // Each of these is within the limit on its own at creation; the person approves both, and both count.
+        const spentBefore = (await summary(acct.api_key)).summaries[0].spent as number;
+        const a = await buy(acct.api_key, 10 - spentBefore);
+        const b = await buy(acct.api_key, 10 - spentBefore);
+        expect([a.status, b.status]).toEqual(['pending', 'pending']);
+        expect((await api.device(acct.device_id).post(`/actions/${a.id}/approve`)).status).toBe(200);
+        expect((await api.device(acct.device_id).post(`/actions/${b.id}/approve`)).status).toBe(200);
+        expect((await summary(acct.api_key)).summaries[0]).toMatchObject({
+          limit: 10,
+          spent: 10 + (10 - spentBefore),
+          remaining: 0,
+        });
+        expect((await summary(acct.api_key)).summaries[0].utilization).toBeGreaterThan(1);
+        expect(await buy(acct.api_key, 0.01)).toMatchObject({ status: 'denied' });
+      },
+    );
 
-    it('counts spend approved before a limit existed, and only what each limit covers', async () => {
+    itBesideTheService('counts spend approved before a limit existed, and only what each limit covers', async () => {
       const acct = await api.newAccount();
       const other = await newAgent(acct, 'other bot');
       await rule(acct, { name: 'approve purchases', decision: 'auto_approve', action_type: 'purchase' });
@@ -608,58 +616,61 @@ for (const { mode, skip } of modes) {
       expect((await burst(1)).map((r) => r.status)).toEqual(Array(10).fill('denied'));
     });
 
-    it('never spends past a limit under concurrency: 40 simultaneous $10 purchases against $100 a day give 10 approved, 30 denied', async () => {
-      if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
-      const before = mode === 'processes' ? await decideCountsPerProcess(prefix) : new Map<string, number>();
-      const acct = await api.newAccount();
-      await rule(acct, { name: 'approve purchases', decision: 'auto_approve', action_type: 'purchase' });
-      const daily = await limit(acct, { period: 'daily', amount_limit: 100 });
-      const keys = [
-        acct.api_key,
-        ...(await Promise.all([1, 2, 3].map(async (i) => (await newAgent(acct, `bot ${i}`)).api_key))),
-      ];
-      // Warm the gateway's auth cache so that the burst below reaches the policy service together.
-      await Promise.all(keys.map((k) => api.agent(k).get('/actions')));
+    itBesideTheService(
+      'never spends past a limit under concurrency: 40 simultaneous $10 purchases against $100 a day give 10 approved, 30 denied',
+      async () => {
+        if (mode === 'processes' && stack.processes('policy').length < 2) await stack.addProcess('policy');
+        const before = mode === 'processes' ? await decideCountsPerProcess(prefix) : new Map<string, number>();
+        const acct = await api.newAccount();
+        await rule(acct, { name: 'approve purchases', decision: 'auto_approve', action_type: 'purchase' });
+        const daily = await limit(acct, { period: 'daily', amount_limit: 100 });
+        const keys = [
+          acct.api_key,
+          ...(await Promise.all([1, 2, 3].map(async (i) => (await newAgent(acct, `bot ${i}`)).api_key))),
+        ];
+        // Warm the gateway's auth cache so that the burst below reaches the policy service together.
+        await Promise.all(keys.map((k) => api.agent(k).get('/actions')));
 
-      const results = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          api
-            .agent(keys[i % keys.length]!)
-            .post('/actions', { action_type: 'purchase', title: `burst ${i}`, amount: 10 }),
-        ),
-      );
-      expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
-      const approved = results.filter((r) => r.body.status === 'approved');
-      const denied = results.filter((r) => r.body.status === 'denied');
-      expect(approved).toHaveLength(10);
-      expect(denied).toHaveLength(30);
-      for (const r of approved)
-        expect(r.body).toMatchObject({ rule_applied: 'approve purchases', resolved_by: 'rule:approve purchases' });
-      // Denials come only once the full $100 is spent.
-      for (const r of denied) {
-        expect(r.body).toMatchObject({
-          resolved_by: `spending_limit:${daily.limit_id}`,
-          spending_limit_exceeded: { period: 'daily', limit: 100, spent: 100, requested: 10 },
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            api
+              .agent(keys[i % keys.length]!)
+              .post('/actions', { action_type: 'purchase', title: `burst ${i}`, amount: 10 }),
+          ),
+        );
+        expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
+        const approved = results.filter((r) => r.body.status === 'approved');
+        const denied = results.filter((r) => r.body.status === 'denied');
+        expect(approved).toHaveLength(10);
+        expect(denied).toHaveLength(30);
+        for (const r of approved)
+          expect(r.body).toMatchObject({ rule_applied: 'approve purchases', resolved_by: 'rule:approve purchases' });
+        // Denials come only once the full $100 is spent.
+        for (const r of denied) {
+          expect(r.body).toMatchObject({
+            resolved_by: `spending_limit:${daily.limit_id}`,
+            spending_limit_exceeded: { period: 'daily', limit: 100, spent: 100, requested: 10 },
+          });
+        }
+        const [spend] =
+          await db.sql`select count(*)::int as n, sum(amount_cents)::int as cents from policy.spend where account_id = ${acct.account_id}`;
+        expect(spend).toEqual({ n: 10, cents: 10_000 });
+        const [usage] =
+          await db.sql`select spent_cents::int as cents from policy.limit_usage where limit_id = ${daily.limit_id}`;
+        expect(usage!.cents).toBe(10_000);
+        expect((await summary(acct.api_key)).summaries[0]).toMatchObject({
+          limit: 100,
+          spent: 100,
+          remaining: 0,
+          utilization: 1,
         });
-      }
-      const [spend] =
-        await db.sql`select count(*)::int as n, sum(amount_cents)::int as cents from policy.spend where account_id = ${acct.account_id}`;
-      expect(spend).toEqual({ n: 10, cents: 10_000 });
-      const [usage] =
-        await db.sql`select spent_cents::int as cents from policy.limit_usage where limit_id = ${daily.limit_id}`;
-      expect(usage!.cents).toBe(10_000);
-      expect((await summary(acct.api_key)).summaries[0]).toMatchObject({
-        limit: 100,
-        spent: 100,
-        remaining: 0,
-        utilization: 1,
-      });
-      // Both policy replicas took part (the queue group spreads the burst; all 40 on one is a 2^-40 chance).
-      if (mode === 'processes') {
-        const decided = decidedSince(before, await decideCountsPerProcess(prefix));
-        expect(decided).toHaveLength(2);
-        expect(Math.min(...decided)).toBeGreaterThan(0);
-      }
-    });
+        // Both policy replicas took part (the queue group spreads the burst; all 40 on one is a 2^-40 chance).
+        if (mode === 'processes') {
+          const decided = decidedSince(before, await decideCountsPerProcess(prefix));
+          expect(decided).toHaveLength(2);
+          expect(Math.min(...decided)).toBeGreaterThan(0);
+        }
+      },
+    );
   });
 }

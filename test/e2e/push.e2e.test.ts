@@ -5,6 +5,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -89,36 +90,39 @@ for (const { mode, skip } of modes) {
       expect(push.body).not.toContain('Sign the lease'); // encrypted
     });
 
-    it('deletes a subscription the push service reports gone, and pushes nothing once unsubscribed', async () => {
-      const acct = await api.newAccount();
-      const device = api.device(acct.device_id);
-      await device.post('/device/push-subscriptions', subscription(`${pushService.origin}/gone/${acct.account_id}`));
-      await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post it' });
-      await expect
-        .poll(
-          async () =>
-            Number(
-              (
-                await db.sql`select count(*)::int as n from notifier.push_subscriptions where account_id = ${acct.account_id}`
-              )[0]!.n,
-            ),
-          { timeout: 10_000 },
-        )
-        .toBe(0);
+    itBesideTheService(
+      'deletes a subscription the push service reports gone, and pushes nothing once unsubscribed',
+      async () => {
+        const acct = await api.newAccount();
+        const device = api.device(acct.device_id);
+        await device.post('/device/push-subscriptions', subscription(`${pushService.origin}/gone/${acct.account_id}`));
+        await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post it' });
+        await expect
+          .poll(
+            async () =>
+              Number(
+                (
+                  await db.sql`select count(*)::int as n from notifier.push_subscriptions where account_id = ${acct.account_id}`
+                )[0]!.n,
+              ),
+            { timeout: 10_000 },
+          )
+          .toBe(0);
 
-      const kept = subscription(`${pushService.origin}/push/${acct.account_id}/kept`);
-      await device.post('/device/push-subscriptions', kept);
-      expect(
-        (
-          await api.call('DELETE', '/device/push-subscriptions', {
-            body: { endpoint: kept.endpoint },
-            headers: { 'x-device-id': acct.device_id },
-          })
-        ).body,
-      ).toEqual({ deleted: true });
-      await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post again' });
-      await new Promise((r) => setTimeout(r, 700));
-      expect(pushService.seen.filter((r) => r.url.endsWith('/kept'))).toHaveLength(0);
-    });
+        const kept = subscription(`${pushService.origin}/push/${acct.account_id}/kept`);
+        await device.post('/device/push-subscriptions', kept);
+        expect(
+          (
+            await api.call('DELETE', '/device/push-subscriptions', {
+              body: { endpoint: kept.endpoint },
+              headers: { 'x-device-id': acct.device_id },
+            })
+          ).body,
+        ).toEqual({ deleted: true });
+        await api.agent(acct.api_key).post('/actions', { action_type: 'social', title: 'Post again' });
+        await new Promise((r) => setTimeout(r, 700));
+        expect(pushService.seen.filter((r) => r.url.endsWith('/kept'))).toHaveLength(0);
+      },
+    );
   });
 }

@@ -11,6 +11,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile, type SeenRequest, type Upstream } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -210,7 +211,7 @@ for (const { mode, skip } of modes) {
       expect(await verified(approved.receipt)).toMatchObject({ status: 'approved', policy_version: version });
     });
 
-    it('expiry, lazy on read and by the sweeper, signs a receipt with resolved_by system', async () => {
+    itBesideTheService('expiry, lazy on read and by the sweeper, signs a receipt with resolved_by system', async () => {
       const acct = await api.newAccount();
       const agent = api.agent(acct.api_key);
       const lazy = (await agent.post('/actions', { ...purchase, expires_in_seconds: 30 })).body.id;
@@ -313,98 +314,106 @@ for (const { mode, skip } of modes) {
       expect((await agent.get('/audit')).status).toBe(401);
     });
 
-    it("a row changed behind the service's back is found at exactly that event, by the library and the command line", async () => {
-      const acct = await api.newAccount();
-      const agent = api.agent(acct.api_key);
-      const device = api.device(acct.device_id);
-      for (let i = 0; i < 4; i++) await agent.post('/actions', purchase);
-      const exported = {
-        events: (await device.get('/audit')).body.events,
-        head: (await device.get('/audit/head')).body,
-      };
-      const keys = await jwks();
-      const dir = mkdtempSync(join(tmpdir(), 'aa-verify-'));
-      writeFileSync(join(dir, 'jwks.json'), JSON.stringify(keys));
-      writeFileSync(join(dir, 'export.json'), JSON.stringify(exported));
-      const cli = (...args: string[]) =>
-        promisify(execFile)(process.execPath, [VERIFY_BIN, ...args]).then(
-          (r) => ({ code: 0, out: r.stdout }),
-          (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
+    itBesideTheService(
+      "a row changed behind the service's back is found at exactly that event, by the library and the command line",
+      async () => {
+        const acct = await api.newAccount();
+        const agent = api.agent(acct.api_key);
+        const device = api.device(acct.device_id);
+        for (let i = 0; i < 4; i++) await agent.post('/actions', purchase);
+        const exported = {
+          events: (await device.get('/audit')).body.events,
+          head: (await device.get('/audit/head')).body,
+        };
+        const keys = await jwks();
+        const dir = mkdtempSync(join(tmpdir(), 'aa-verify-'));
+        writeFileSync(join(dir, 'jwks.json'), JSON.stringify(keys));
+        writeFileSync(join(dir, 'export.json'), JSON.stringify(exported));
+        const cli = (...args: string[]) =>
+          promisify(execFile)(process.execPath, [VERIFY_BIN, ...args]).then(
+            (r) => ({ code: 0, out: r.stdout }),
+            (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
+          );
+        expect(await cli('--audit', join(dir, 'export.json'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
+          code: 0,
+          out: expect.stringMatching(/audit chain verified: .*5 events/),
+        });
+
+        // A superuser edits event 3 with the append-only trigger switched off.
+        const { id } = (
+          await db.sql`select event_id as id from actions.audit_chain where account_id = ${acct.account_id} and seq = 3`
+        )[0]!;
+        await db.sql.begin(async (tx) => {
+          await tx`alter table actions.audit_events disable trigger audit_append_only`;
+          await tx`update actions.audit_events set detail = detail || '{"amount_cents": 1}'::jsonb where id = ${id}`;
+          await tx`alter table actions.audit_events enable trigger audit_append_only`;
+        });
+        const tampered = {
+          events: (await device.get('/audit')).body.events,
+          head: (await device.get('/audit/head')).body,
+        };
+        const failure = await verifyAuditChain(tampered.events, tampered.head, keys).catch((e: unknown) => e);
+        expect(failure).toBeInstanceOf(VerificationError);
+        expect(failure).toMatchObject({ seq: 3 });
+        writeFileSync(join(dir, 'tampered.json'), JSON.stringify(tampered));
+        expect(await cli('--audit', join(dir, 'tampered.json'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
+          code: 1,
+          out: expect.stringMatching(/NOT VERIFIED: event 3: .*first broken event: 3/),
+        });
+        // Without the trigger off, the table refuses any change.
+        await expect(db.sql`update actions.audit_events set actor = 'x' where id = ${id}`).rejects.toThrow(
+          /append-only/,
         );
-      expect(await cli('--audit', join(dir, 'export.json'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
-        code: 0,
-        out: expect.stringMatching(/audit chain verified: .*5 events/),
-      });
+        await expect(db.sql`delete from actions.audit_events where id = ${id}`).rejects.toThrow(/append-only/);
+        // Nor may an event's place in its chain change.
+        await expect(db.sql`update actions.audit_chain set hash = 'x' where event_id = ${id}`).rejects.toThrow(
+          /append-only/,
+        );
+        await expect(db.sql`delete from actions.audit_chain where event_id = ${id}`).rejects.toThrow(/append-only/);
 
-      // A superuser edits event 3 with the append-only trigger switched off.
-      const { id } = (
-        await db.sql`select event_id as id from actions.audit_chain where account_id = ${acct.account_id} and seq = 3`
-      )[0]!;
-      await db.sql.begin(async (tx) => {
-        await tx`alter table actions.audit_events disable trigger audit_append_only`;
-        await tx`update actions.audit_events set detail = detail || '{"amount_cents": 1}'::jsonb where id = ${id}`;
-        await tx`alter table actions.audit_events enable trigger audit_append_only`;
-      });
-      const tampered = {
-        events: (await device.get('/audit')).body.events,
-        head: (await device.get('/audit/head')).body,
-      };
-      const failure = await verifyAuditChain(tampered.events, tampered.head, keys).catch((e: unknown) => e);
-      expect(failure).toBeInstanceOf(VerificationError);
-      expect(failure).toMatchObject({ seq: 3 });
-      writeFileSync(join(dir, 'tampered.json'), JSON.stringify(tampered));
-      expect(await cli('--audit', join(dir, 'tampered.json'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
-        code: 1,
-        out: expect.stringMatching(/NOT VERIFIED: event 3: .*first broken event: 3/),
-      });
-      // Without the trigger off, the table refuses any change.
-      await expect(db.sql`update actions.audit_events set actor = 'x' where id = ${id}`).rejects.toThrow(/append-only/);
-      await expect(db.sql`delete from actions.audit_events where id = ${id}`).rejects.toThrow(/append-only/);
-      // Nor may an event's place in its chain change.
-      await expect(db.sql`update actions.audit_chain set hash = 'x' where event_id = ${id}`).rejects.toThrow(
-        /append-only/,
-      );
-      await expect(db.sql`delete from actions.audit_chain where event_id = ${id}`).rejects.toThrow(/append-only/);
+        // A receipt checked offline from the saved JWKS; a forged one is refused.
+        const receipt = (await api.device(acct.device_id).post(`/actions/${exported.events[1].request_id}/approve`))
+          .body.receipt as string;
+        writeFileSync(join(dir, 'receipt.jws'), receipt);
+        expect(await cli(join(dir, 'receipt.jws'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
+          code: 0,
+          out: expect.stringContaining('receipt verified'),
+        });
+        const [h, p, s] = receipt.split('.');
+        const forged = [
+          h,
+          Buffer.from(
+            JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), amount_cents: 1 }),
+          ).toString('base64url'),
+          s,
+        ].join('.');
+        await expect(verifyReceipt(forged, keys)).rejects.toBeInstanceOf(VerificationError);
+        writeFileSync(join(dir, 'forged.jws'), forged);
+        expect(await cli(join(dir, 'forged.jws'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({ code: 1 });
+      },
+    );
 
-      // A receipt checked offline from the saved JWKS; a forged one is refused.
-      const receipt = (await api.device(acct.device_id).post(`/actions/${exported.events[1].request_id}/approve`)).body
-        .receipt as string;
-      writeFileSync(join(dir, 'receipt.jws'), receipt);
-      expect(await cli(join(dir, 'receipt.jws'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({
-        code: 0,
-        out: expect.stringContaining('receipt verified'),
-      });
-      const [h, p, s] = receipt.split('.');
-      const forged = [
-        h,
-        Buffer.from(
-          JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), amount_cents: 1 }),
-        ).toString('base64url'),
-        s,
-      ].join('.');
-      await expect(verifyReceipt(forged, keys)).rejects.toBeInstanceOf(VerificationError);
-      writeFileSync(join(dir, 'forged.jws'), forged);
-      expect(await cli(join(dir, 'forged.jws'), '--jwks', join(dir, 'jwks.json'))).toMatchObject({ code: 1 });
-    });
-
-    it('seals events written concurrently by many creations, each account its own gapless chain', async () => {
-      const accounts = await Promise.all([api.newAccount(), api.newAccount()]);
-      const created = await Promise.all(
-        accounts.flatMap((a) => Array.from({ length: 40 }, () => api.agent(a.api_key).post('/actions', purchase))),
-      );
-      expect(created.map((r) => r.status)).toEqual(created.map(() => 200));
-      // Without asking the service (which seals on read), the background sealer reaches every event.
-      await expect
-        .poll(async () => Number((await db.sql`select count(*) from actions.audit_unsealed`)[0]!.count), {
-          timeout: 10_000,
-        })
-        .toBe(0);
-      for (const a of accounts) {
-        const device = api.device(a.device_id);
-        const events = (await device.get('/audit?limit=500')).body.events;
-        expect(events.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1)); // and account_created
-        await verifyAuditChain(events, (await device.get('/audit/head')).body, await jwks());
-      }
-    });
+    itBesideTheService(
+      'seals events written concurrently by many creations, each account its own gapless chain',
+      async () => {
+        const accounts = await Promise.all([api.newAccount(), api.newAccount()]);
+        const created = await Promise.all(
+          accounts.flatMap((a) => Array.from({ length: 40 }, () => api.agent(a.api_key).post('/actions', purchase))),
+        );
+        expect(created.map((r) => r.status)).toEqual(created.map(() => 200));
+        // Without asking the service (which seals on read), the background sealer reaches every event.
+        await expect
+          .poll(async () => Number((await db.sql`select count(*) from actions.audit_unsealed`)[0]!.count), {
+            timeout: 10_000,
+          })
+          .toBe(0);
+        for (const a of accounts) {
+          const device = api.device(a.device_id);
+          const events = (await device.get('/audit?limit=500')).body.events;
+          expect(events.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1)); // and account_created
+          await verifyAuditChain(events, (await device.get('/audit/head')).body, await jwks());
+        }
+      },
+    );
   });
 }

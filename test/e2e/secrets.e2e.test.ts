@@ -5,6 +5,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile, type Upstream } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -122,7 +123,7 @@ for (const { mode, skip } of modes) {
       }
     });
 
-    it('no secret as plaintext in any column of any table', async () => {
+    itBesideTheService('no secret as plaintext in any column of any table', async () => {
       const tables = await db.sql<Array<{ schema: string; table: string }>>`
         select table_schema as schema, table_name as table from information_schema.tables
         where table_schema in ('actions', 'policy', 'vault', 'notifier', 'gateway') and table_type = 'BASE TABLE'`;

@@ -116,6 +116,8 @@ describe('all-in-one first start: the banner and the demo account stay off the J
     dataDir = mkdtempSync(join(tmpdir(), 'aa-start-'));
     const env = {
       DATABASE_URL: db.url,
+      // A pool of one on the embedded Postgres of the tests' fallback (vitest.config.ts).
+      DB_POOL_SIZE: process.env.TEST_DB_POOL_SIZE ?? '4',
       DATA_DIR: dataDir,
       PORT: '0',
       BUS_PREFIX: `s${Date.now().toString(36)}`,

@@ -9,6 +9,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, type SeenRequest, type Upstream } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -247,54 +248,57 @@ for (const { mode, skip } of modes) {
       ).toMatch(/^action_type/);
     });
 
-    it("bearer: injects the credential over HTTPS, overrides the agent's own Authorization, redacts the echo, runs once", async () => {
-      await storeCredential({ service_name: 'bearer-api', allowed_hosts: ['127.0.0.1'] });
-      const id = await approvedCall({
-        service_name: 'bearer-api',
-        method: 'POST',
-        url: `${https.origin}/v1/things?q=1`,
-        headers: { Authorization: 'Bearer agent-chosen', 'X-Trace': 'abc', 'Content-Type': 'application/json' },
-        body: '{"n":1}',
-      });
-      const before = https.seen.length;
-      const r = await execute(id);
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const seen = https.seen.at(-1)!;
-      expect(https.seen.length).toBe(before + 1);
-      expect(seen).toMatchObject({ method: 'POST', url: '/v1/things?q=1', body: '{"n":1}' });
-      expect(seen.headers.authorization).toBe(`Bearer ${secret}`);
-      expect(seen.headers['x-trace']).toBe('abc');
+    itBesideTheService(
+      "bearer: injects the credential over HTTPS, overrides the agent's own Authorization, redacts the echo, runs once",
+      async () => {
+        await storeCredential({ service_name: 'bearer-api', allowed_hosts: ['127.0.0.1'] });
+        const id = await approvedCall({
+          service_name: 'bearer-api',
+          method: 'POST',
+          url: `${https.origin}/v1/things?q=1`,
+          headers: { Authorization: 'Bearer agent-chosen', 'X-Trace': 'abc', 'Content-Type': 'application/json' },
+          body: '{"n":1}',
+        });
+        const before = https.seen.length;
+        const r = await execute(id);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const seen = https.seen.at(-1)!;
+        expect(https.seen.length).toBe(before + 1);
+        expect(seen).toMatchObject({ method: 'POST', url: '/v1/things?q=1', body: '{"n":1}' });
+        expect(seen.headers.authorization).toBe(`Bearer ${secret}`);
+        expect(seen.headers['x-trace']).toBe('abc');
 
-      expect(r.body.status_code).toBe(200);
-      expect(r.body.headers['content-type']).toBe('application/json');
-      expect(r.body.headers['x-echo-authorization']).toBe('Bearer [redacted]');
-      expect(r.body.headers.connection).toBeUndefined();
-      expect(r.body.headers['keep-alive']).toBeUndefined();
-      const echoed = JSON.parse(r.body.body);
-      expect(echoed.headers.authorization).toBe('Bearer [redacted]');
-      expect(echoed.headers['x-trace']).toBe('abc');
-      expect(JSON.stringify(r.body)).not.toContain(secret);
+        expect(r.body.status_code).toBe(200);
+        expect(r.body.headers['content-type']).toBe('application/json');
+        expect(r.body.headers['x-echo-authorization']).toBe('Bearer [redacted]');
+        expect(r.body.headers.connection).toBeUndefined();
+        expect(r.body.headers['keep-alive']).toBeUndefined();
+        const echoed = JSON.parse(r.body.body);
+        expect(echoed.headers.authorization).toBe('Bearer [redacted]');
+        expect(echoed.headers['x-trace']).toBe('abc');
+        expect(JSON.stringify(r.body)).not.toContain(secret);
 
-      // A retry (e.g. after a lost answer) is not made again, and learns what the first call got.
-      const again = await execute(id);
-      expect(again.status).toBe(409);
-      expect(again.body).toMatchObject({ code: 'already_executed', detail: expect.stringMatching(/answered 200/) });
-      expect(https.seen.length).toBe(before + 1);
+        // A retry (e.g. after a lost answer) is not made again, and learns what the first call got.
+        const again = await execute(id);
+        expect(again.status).toBe(409);
+        expect(again.body).toMatchObject({ code: 'already_executed', detail: expect.stringMatching(/answered 200/) });
+        expect(https.seen.length).toBe(before + 1);
 
-      const audit = await auditOf(id);
-      expect(audit.map((a) => a.event)).toEqual([
-        'created',
-        'approved',
-        'execution_started',
-        'executed',
-        'execution_refused',
-      ]);
-      expect(audit[3]).toMatchObject({
-        actor: `agent:${acct.agent_id}`,
-        detail: { target_host: '127.0.0.1', status_code: 200 },
-      });
-      expect(audit[4]!.detail).toMatchObject({ status: 409 });
-    });
+        const audit = await auditOf(id);
+        expect(audit.map((a) => a.event)).toEqual([
+          'created',
+          'approved',
+          'execution_started',
+          'executed',
+          'execution_refused',
+        ]);
+        expect(audit[3]).toMatchObject({
+          actor: `agent:${acct.agent_id}`,
+          detail: { target_host: '127.0.0.1', status_code: 200 },
+        });
+        expect(audit[4]!.detail).toMatchObject({ status: 409 });
+      },
+    );
 
     it('api_key, basic and custom: each header as the upstream sees it; the agent cannot set the credential header', async () => {
       await storeCredential({
@@ -345,22 +349,25 @@ for (const { mode, skip } of modes) {
       expect(custom.body.body).not.toContain(secret);
     });
 
-    it('refuses when the stored hash no longer matches the call (403), and audits the refusal', async () => {
-      await storeCredential({ service_name: 'hash-api', allowed_hosts: ['127.0.0.1'] });
-      const id = await approvedCall({ service_name: 'hash-api', method: 'GET', url: `${https.origin}/h` });
-      await db.sql`update actions.requests set content_hash = ${'b'.repeat(64)} where id = ${id}`;
-      const before = https.seen.length;
-      const r = await execute(id);
-      expect(r.status).toBe(403);
-      expect(r.body.detail).toMatch(/content hash mismatch/);
-      expect(https.seen.length).toBe(before);
-      expect((await auditOf(id)).slice(-2)).toMatchObject([
-        { event: 'execution_refused', detail: { error_status: 403 } },
-        { event: 'execution_released' },
-      ]);
-    });
+    itBesideTheService(
+      'refuses when the stored hash no longer matches the call (403), and audits the refusal',
+      async () => {
+        await storeCredential({ service_name: 'hash-api', allowed_hosts: ['127.0.0.1'] });
+        const id = await approvedCall({ service_name: 'hash-api', method: 'GET', url: `${https.origin}/h` });
+        await db.sql`update actions.requests set content_hash = ${'b'.repeat(64)} where id = ${id}`;
+        const before = https.seen.length;
+        const r = await execute(id);
+        expect(r.status).toBe(403);
+        expect(r.body.detail).toMatch(/content hash mismatch/);
+        expect(https.seen.length).toBe(before);
+        expect((await auditOf(id)).slice(-2)).toMatchObject([
+          { event: 'execution_refused', detail: { error_status: 403 } },
+          { event: 'execution_released' },
+        ]);
+      },
+    );
 
-    it('refuses a host outside allowed_hosts (403) without calling it', async () => {
+    itBesideTheService('refuses a host outside allowed_hosts (403) without calling it', async () => {
       await storeCredential({ service_name: 'narrow-api', allowed_hosts: ['api.example.com'] });
       const id = await approvedCall({ service_name: 'narrow-api', method: 'GET', url: `${https.origin}/n` });
       const before = https.seen.length;
@@ -374,42 +381,47 @@ for (const { mode, skip } of modes) {
       ]);
     });
 
-    it('leaves the approval usable after a refusal before the upstream is contacted, and uses it once called', async () => {
-      // Unknown service, and a service name with a line break: the real 404 arrives at once, the request stays approved.
-      const id = await approvedCall({ service_name: 'later-api', method: 'GET', url: `${https.origin}/later` });
-      expect(await execute(id)).toMatchObject({
-        status: 404,
-        body: { detail: "Credential for service 'later-api' not found" },
-      });
-      const odd = await approvedCall({ service_name: 'odd\napi', method: 'GET', url: `${https.origin}/odd` });
-      expect(await execute(odd)).toMatchObject({
-        status: 404,
-        body: { detail: "Credential for service 'odd\\napi' not found", code: 'service_credential_not_found' },
-      });
-      expect(await execute(odd)).toMatchObject({ status: 404 });
-      // Host not allowed: 403, still approved; fixed by storing the credential again with the host allowed.
-      const narrow = await storeCredential({ service_name: 'later-api', allowed_hosts: ['api.example.com'] });
-      expect((await execute(id)).status).toBe(403);
-      expect((await api.device(acct.device_id).delete(`/vault/credentials/${narrow.credential_id}`)).status).toBe(200);
-      await storeCredential({ service_name: 'later-api', allowed_hosts: ['127.0.0.1'] });
-      const before = https.seen.length;
-      expect((await execute(id)).status).toBe(200);
-      expect(https.seen.length).toBe(before + 1);
-      expect((await execute(id)).status).toBe(409);
-      expect((await auditOf(id)).map((a) => a.event)).toEqual([
-        'created',
-        'approved',
-        'execution_started',
-        'execution_refused',
-        'execution_released',
-        'execution_started',
-        'execution_refused',
-        'execution_released',
-        'execution_started',
-        'executed',
-        'execution_refused',
-      ]);
-    });
+    itBesideTheService(
+      'leaves the approval usable after a refusal before the upstream is contacted, and uses it once called',
+      async () => {
+        // Unknown service, and a service name with a line break: the real 404 arrives at once, the request stays approved.
+        const id = await approvedCall({ service_name: 'later-api', method: 'GET', url: `${https.origin}/later` });
+        expect(await execute(id)).toMatchObject({
+          status: 404,
+          body: { detail: "Credential for service 'later-api' not found" },
+        });
+        const odd = await approvedCall({ service_name: 'odd\napi', method: 'GET', url: `${https.origin}/odd` });
+        expect(await execute(odd)).toMatchObject({
+          status: 404,
+          body: { detail: "Credential for service 'odd\\napi' not found", code: 'service_credential_not_found' },
+        });
+        expect(await execute(odd)).toMatchObject({ status: 404 });
+        // Host not allowed: 403, still approved; fixed by storing the credential again with the host allowed.
+        const narrow = await storeCredential({ service_name: 'later-api', allowed_hosts: ['api.example.com'] });
+        expect((await execute(id)).status).toBe(403);
+        expect((await api.device(acct.device_id).delete(`/vault/credentials/${narrow.credential_id}`)).status).toBe(
+          200,
+        );
+        await storeCredential({ service_name: 'later-api', allowed_hosts: ['127.0.0.1'] });
+        const before = https.seen.length;
+        expect((await execute(id)).status).toBe(200);
+        expect(https.seen.length).toBe(before + 1);
+        expect((await execute(id)).status).toBe(409);
+        expect((await auditOf(id)).map((a) => a.event)).toEqual([
+          'created',
+          'approved',
+          'execution_started',
+          'execution_refused',
+          'execution_released',
+          'execution_started',
+          'execution_refused',
+          'execution_released',
+          'execution_started',
+          'executed',
+          'execution_refused',
+        ]);
+      },
+    );
 
     it('sends the named service its own credential, from a vault of 22 credentials as from one of 20', async () => {
       // An execution reads a small vault beside its claim and looks a larger one up by name: both must pick the
@@ -482,7 +494,7 @@ for (const { mode, skip } of modes) {
       expect(plain.body.detail).toMatch(/https/);
     });
 
-    it('answers 502 for an oversize response, a slow upstream and an unreachable one', async () => {
+    itBesideTheService('answers 502 for an oversize response, a slow upstream and an unreachable one', async () => {
       await storeCredential({ service_name: 'bad-api', allowed_hosts: ['127.0.0.1'] });
       const big = await execute(
         await approvedCall({ service_name: 'bad-api', method: 'GET', url: `${https.origin}/big` }),
@@ -533,20 +545,23 @@ for (const { mode, skip } of modes) {
       expect((await execute(id)).status).toBe(200);
     });
 
-    it('keeps no plaintext credential in the database, and the secret in no log line of the whole run', async () => {
-      const rows = await db.sql<{ value_enc: string }[]>`select * from vault.credentials`;
-      expect(rows.length).toBeGreaterThan(0);
-      const table = JSON.stringify(rows);
-      expect(table).not.toContain(secret);
-      expect(table).not.toContain(secretBase64);
-      for (const row of rows) expect(row.value_enc).toMatch(/^v1:v1:/);
-      const audit = JSON.stringify(await db.sql`select * from actions.audit_events`);
-      expect(audit).not.toContain(secret);
-      expect(audit).toContain('executed');
-      const logs = stack.logs();
-      expect(logs).toContain('vault call executed');
-      expect(logs).not.toContain(secret);
-      expect(logs).not.toContain(secretBase64);
-    });
+    itBesideTheService(
+      'keeps no plaintext credential in the database, and the secret in no log line of the whole run',
+      async () => {
+        const rows = await db.sql<{ value_enc: string }[]>`select * from vault.credentials`;
+        expect(rows.length).toBeGreaterThan(0);
+        const table = JSON.stringify(rows);
+        expect(table).not.toContain(secret);
+        expect(table).not.toContain(secretBase64);
+        for (const row of rows) expect(row.value_enc).toMatch(/^v1:v1:/);
+        const audit = JSON.stringify(await db.sql`select * from actions.audit_events`);
+        expect(audit).not.toContain(secret);
+        expect(audit).toContain('executed');
+        const logs = stack.logs();
+        expect(logs).toContain('vault call executed');
+        expect(logs).not.toContain(secret);
+        expect(logs).not.toContain(secretBase64);
+      },
+    );
   });
 }

@@ -4,6 +4,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, type SeenRequest, type Upstream, trustFile } from '../harness/upstream.js';
+import { itBesideTheService } from '../harness/sessions.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -132,14 +133,14 @@ for (const { mode, skip } of modes) {
       });
     });
 
-    it('delivers the expiry found by the sweeper, with nobody reading the request', async () => {
+    itBesideTheService('delivers the expiry found by the sweeper, with nobody reading the request', async () => {
       const created = await create({ expires_in_seconds: 30 });
       await db.sql`update actions.requests set expires_at = now() - interval '1 second' where id = ${created.body.id}`;
       const { payload } = await verifiedWebhook(created.body.id);
       expect(payload).toMatchObject({ id: created.body.id, status: 'expired', resolved_by: 'system' });
     });
 
-    it('delivers the expiry applied lazily on read', async () => {
+    itBesideTheService('delivers the expiry applied lazily on read', async () => {
       const created = await create({ expires_in_seconds: 30 });
       // Read and expire in one go: the sweeper (every 200 ms) may or may not get there first; either way one webhook.
       await db.sql`update actions.requests set expires_at = now() - interval '1 second' where id = ${created.body.id}`;
@@ -189,7 +190,7 @@ for (const { mode, skip } of modes) {
       ).toThrow();
     });
 
-    it('retries a failing receiver with the same webhook-id and records every attempt', async () => {
+    itBesideTheService('retries a failing receiver with the same webhook-id and records every attempt', async () => {
       const created = await create({ callback_url: `${receiver.origin}/flaky` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect.poll(() => arrivals(created.body.id).length, { timeout: 10_000 }).toBe(3);
@@ -217,7 +218,7 @@ for (const { mode, skip } of modes) {
       expect(arrivals(created.body.id)).toHaveLength(3);
     });
 
-    it('stops at 410 Gone', async () => {
+    itBesideTheService('stops at 410 Gone', async () => {
       const created = await create({ callback_url: `${receiver.origin}/gone` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect.poll(() => arrivals(created.body.id).length, { timeout: 10_000 }).toBe(1);
@@ -234,7 +235,7 @@ for (const { mode, skip } of modes) {
       expect(arrivals(created.body.id)).toHaveLength(1);
     });
 
-    it('counts a receiver that does not answer in time as a failed attempt, and retries', async () => {
+    itBesideTheService('counts a receiver that does not answer in time as a failed attempt, and retries', async () => {
       const created = await create({ callback_url: `${receiver.origin}/slow` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
@@ -256,7 +257,7 @@ for (const { mode, skip } of modes) {
       expect(failed!.detail.latency_ms).toBeLessThan(4500);
     });
 
-    it('never follows a redirect: retried through the whole schedule, then failed', async () => {
+    itBesideTheService('never follows a redirect: retried through the whole schedule, then failed', async () => {
       const created = await create({ callback_url: `${receiver.origin}/redirect` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
@@ -280,24 +281,27 @@ for (const { mode, skip } of modes) {
       expect(last!.detail).toMatchObject({ status_code: 302, attempt: 5, next_attempt_at: null });
     });
 
-    it('fails at once, without retries, a callback whose address the outbound rules refuse (loopback not configured)', async () => {
-      const created = await create({ callback_url: 'https://127.0.0.2:9/hook' });
-      expect(created.status).toBe(200);
-      await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
-      await expect
-        .poll(
-          async () =>
-            (
-              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
-            ).map((r) => r.event),
-          { timeout: 10_000 },
-        )
-        .toEqual(['webhook_failed']);
-      const [last] =
-        await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
-      expect(last!.detail).toMatchObject({ attempt: 1, status_code: null, next_attempt_at: null });
-      expect(String((last!.detail as { error: string }).error)).toMatch(/127\.0\.0\.2|loopback|refused/i);
-    });
+    itBesideTheService(
+      'fails at once, without retries, a callback whose address the outbound rules refuse (loopback not configured)',
+      async () => {
+        const created = await create({ callback_url: 'https://127.0.0.2:9/hook' });
+        expect(created.status).toBe(200);
+        await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
+        await expect
+          .poll(
+            async () =>
+              (
+                await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
+              ).map((r) => r.event),
+            { timeout: 10_000 },
+          )
+          .toEqual(['webhook_failed']);
+        const [last] =
+          await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
+        expect(last!.detail).toMatchObject({ attempt: 1, status_code: null, next_attempt_at: null });
+        expect(String((last!.detail as { error: string }).error)).toMatch(/127\.0\.0\.2|loopback|refused/i);
+      },
+    );
 
     it('sends nothing for requests without a callback_url, nor for creation', async () => {
       const before = receiver.seen.length;

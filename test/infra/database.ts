@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 export async function createTestDatabase(): Promise<{ url: string; sql: postgres.Sql; drop(): Promise<void> }> {
   const { databaseUrl, isolatedDatabases } = inject('infra');
   if (!isolatedDatabases) {
+    await emptyEmbeddedDatabase(databaseUrl);
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     return { url: databaseUrl, sql, drop: () => sql.end() };
   }
@@ -24,4 +25,21 @@ export async function createTestDatabase(): Promise<{ url: string; sql: postgres
       await admin.end();
     },
   };
+}
+
+/**
+ * On the embedded Postgres, which the test files share one after another (vitest.config.ts), each starts from an
+ * empty database as it would from its own elsewhere: every schema the services' migrations (or a test) made is
+ * dropped. Its connection is closed before the file starts a service, which needs the only one.
+ */
+async function emptyEmbeddedDatabase(url: string): Promise<void> {
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const schemas = await admin<Array<{ name: string }>>`
+      select nspname as name from pg_namespace
+      where nspname not like 'pg\_%' and nspname not in ('information_schema', 'public')`;
+    for (const { name } of schemas) await admin.unsafe(`drop schema "${name}" cascade`);
+  } finally {
+    await admin.end();
+  }
 }

@@ -50,6 +50,14 @@ function dockerAvailable(): boolean {
 }
 
 /**
+ * Whether the tests will run on the embedded Postgres (no TEST_DATABASE_URL, no local server, no Docker): it takes
+ * one connection at a time, so test files then run one after another (vitest.config.ts).
+ */
+export async function willUseEmbeddedPostgres(): Promise<boolean> {
+  return !process.env.TEST_DATABASE_URL && !(await postgresAnswers(LOCAL_PG)) && !dockerAvailable();
+}
+
+/**
  * Finds the infrastructure for the tests, in order: TEST_DATABASE_URL / TEST_NATS_URL; the local services if they
  * answer; testcontainers when Docker runs; else embedded Postgres and no NATS (those tests then report skipped).
  */
