@@ -74,7 +74,7 @@ if [ ! -f "$main" ]; then
   exit 64
 fi
 # The same Node.js flags as `npm start` (package.json): see docs/capacity.md "Garbage collection".
-exec node --initial-old-space-size=128 "$main" "$@"
+exec node --initial-old-space-size=128 --no-allocation-site-pretenuring "$main" "$@"
 EOF
 
 # HTTP services (gateway, all-in-one) answer GET /healthz on PORT; the NATS workers have no

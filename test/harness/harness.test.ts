@@ -57,6 +57,7 @@ describe('the Node.js flags the services run with', () => {
     const exec = /^exec node (.*) "\$main" "\$@"$/m.exec(dockerfile);
     expect(exec?.[1]?.split(/\s+/)).toEqual(SERVICE_NODE_FLAGS);
     expect(SERVICE_NODE_FLAGS).toContain('--initial-old-space-size=128');
+    expect(SERVICE_NODE_FLAGS).toContain('--no-allocation-site-pretenuring');
     const services = resolve(import.meta.dirname, '../../services');
     for (const name of readdirSync(services)) {
       const pkg = JSON.parse(readFileSync(join(services, name, 'package.json'), 'utf8'));
