@@ -16,7 +16,10 @@ const TABLE_NAME = /^[a-z_]+\.[a-z_]+$/;
  * Vacuums a table after every `everyRows` rows deleted from it. Where no autovacuum runs (the embedded Postgres has
  * none; a server may have it off) the space of deleted rows is never reused, and a table whose rows are inserted
  * and soon deleted (the outbox, idempotency keys) grows by every row it ever held. `skip_locked`: a replica's
- * vacuum under way is not waited for. Where an autovacuum runs, this one finds little to do.
+ * vacuum under way is not waited for. `truncate false`: cutting the empty pages at the table's end takes an ACCESS
+ * EXCLUSIVE lock, and every insert into the table (each create's outbox row) waits behind it (paced creates saw
+ * their database wait on `Timeout:VacuumTruncate`); a queue's pages are filled again at once, reused in place.
+ * Where an autovacuum runs, this one finds little to do.
  */
 export function vacuumAfterDeletes(options: {
   sql: Sql;
@@ -32,7 +35,7 @@ export function vacuumAfterDeletes(options: {
     const started = performance.now();
     const rows = since;
     try {
-      await sql.unsafe(`vacuum (skip_locked) ${table}`);
+      await sql.unsafe(`vacuum (skip_locked, truncate false) ${table}`);
       since -= rows;
       log.debug({ table, rows, ms: Math.round(performance.now() - started) }, 'vacuumed');
     } catch (err) {

@@ -150,4 +150,14 @@ describe('outbox relay upkeep (real Postgres)', () => {
     await expect.poll(rows, { timeout: 5000 }).toBe(0);
     await expect.poll(vacuums, { timeout: 5000, interval: 100 }).toBe(before + 1); // 40 deleted: one vacuum
   });
+
+  it('leaves the outbox and the idempotency keys uncut by any vacuum (its lock would hold up every create)', async () => {
+    const options = await db.sql<Array<{ relname: string; reloptions: string[] | null }>>`
+      select relname, reloptions from pg_class where oid in ('actions.outbox'::regclass, 'actions.idempotency_keys'::regclass)
+      order by relname`;
+    expect(options).toEqual([
+      { relname: 'idempotency_keys', reloptions: ['vacuum_truncate=false'] },
+      { relname: 'outbox', reloptions: ['vacuum_truncate=false'] },
+    ]);
+  });
 });
