@@ -2,15 +2,16 @@
 // NATS, against the bare reference server (reference.ts), each on its own database of the same Postgres. The three
 // are up together and take turns under load (alternating: slices in r a b, b a r order), so that the machine's
 // drift and the tables' growth fall on all alike: one after the other, the reference alone swung between 8,500 and
-// 11,800 creates/s from run to run. Then each alone at half its rate, evenly paced (measured after 2 s at that pace):
-// latency below saturation, beside the floor, a server answering from memory at the same pace (what the machine and
-// the generator alone add).
+// 11,800 creates/s from run to run. Then each alone (the others stopped) at half its rate, evenly paced (measured
+// after 2 s at that pace): latency below saturation, beside the floor, a server answering from memory at the same
+// pace (what the machine and the generator alone add).
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
 import { databaseProbe, printDatabasePerRequest, printWaits, waitSampler, type WaitShares } from './db-stats.js';
 import {
   alternating,
+  load,
   out,
   ratio,
   roundRatios,
@@ -91,15 +92,19 @@ async function serviceContender(infra: Infra, mode: StackMode, name: string, dat
 
 /** Seconds each paced run goes at its rate before it is measured (pacedLoad's `warmUpSeconds` says why). */
 const PACED_WARM_UP_SECONDS = 2;
+/** Seconds at full speed a contender started again for its paced run gets first: its JIT, as in the full-speed runs. */
+const JIT_WARM_UP_SECONDS = 3;
 
 type PacedFigures = Figures & { warmUpP99?: number };
 
 /**
- * Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time;
- * each followed by the floor server at the same pace, which shows what the machine and the generator alone add.
+ * Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time:
+ * the others stopped (idle, their workers still woke every few hundred ms and their databases shared the server), it
+ * is started again on its own database as the full-speed runs left it, warmed at full speed, then paced; each
+ * followed by the floor server at the same pace, which shows what the machine and the generator alone add.
  */
-async function pacedAtHalf(
-  contenders: Contender[],
+async function pacedEachAlone(
+  starts: Array<() => Promise<Contender>>,
   full: Figures[],
 ): Promise<{ paced: PacedFigures[]; waits: WaitShares[] }> {
   const paced: PacedFigures[] = [];
@@ -114,16 +119,28 @@ async function pacedAtHalf(
         warmUpSeconds: PACED_WARM_UP_SECONDS,
       });
     await pace('warm-up', `${floor.url}/actions`, {}, PURCHASE, full[0]!.rps / 2); // its JIT, as the others had
-    for (const [i, { side, databaseUrl }] of contenders.entries()) {
-      const rate = full[i]!.rps / 2;
-      const tag = side.name.slice(0, 3);
-      const sampler = waitSampler(databaseUrl);
-      sampler.start();
-      paced.push(
-        await pace(`${tag}  at half its rate, paced (${Math.round(rate)}/s)`, side.url, side.headers, side.body, rate),
-      );
-      waits.push(await sampler.stop());
-      paced.push(await pace(`${tag}  floor: from memory, same pace`, `${floor.url}/actions`, {}, PURCHASE, rate));
+    for (const [i, start] of starts.entries()) {
+      const { side, databaseUrl, stop } = await start();
+      try {
+        await load('warm-up', side.url, side.headers, side.body, { warmUp: false, seconds: JIT_WARM_UP_SECONDS });
+        const rate = full[i]!.rps / 2;
+        const tag = side.name.slice(0, 3);
+        const sampler = waitSampler(databaseUrl);
+        sampler.start();
+        paced.push(
+          await pace(
+            `${tag}  at half its rate, paced (${Math.round(rate)}/s)`,
+            side.url,
+            side.headers,
+            side.body,
+            rate,
+          ),
+        );
+        waits.push(await sampler.stop());
+        paced.push(await pace(`${tag}  floor: from memory, same pace`, `${floor.url}/actions`, {}, PURCHASE, rate));
+      } finally {
+        await stop();
+      }
     }
   } finally {
     await floor.stop();
@@ -145,15 +162,15 @@ function printFloors(paced: PacedFigures[], waits: WaitShares[]): void {
 }
 
 async function compare(infra: Infra, databases: string[]): Promise<void> {
+  const starts: Array<() => Promise<Contender>> = [
+    () => referenceContender(databases[0]!),
+    () => serviceContender(infra, 'all-in-one', '(a) all-in-one (in-process bus)', databases[1]!),
+  ];
+  if (infra.natsUrl)
+    starts.push(() => serviceContender(infra, 'processes', '(b) one process per service over NATS', databases[2]!));
   const contenders: Contender[] = [];
   try {
-    contenders.push(await referenceContender(databases[0]!));
-    contenders.push(await serviceContender(infra, 'all-in-one', '(a) all-in-one (in-process bus)', databases[1]!));
-    if (infra.natsUrl) {
-      contenders.push(
-        await serviceContender(infra, 'processes', '(b) one process per service over NATS', databases[2]!),
-      );
-    }
+    for (const start of starts) contenders.push(await start());
     const full = await alternating(
       contenders.map((c) => c.side),
       {
@@ -165,7 +182,8 @@ async function compare(infra: Infra, databases: string[]): Promise<void> {
       },
     );
     const writes = await Promise.all(contenders.map((c, i) => c.database.perRequest(full[i]!.total ?? 0)));
-    const { paced, waits } = await pacedAtHalf(contenders, full);
+    for (const c of contenders.splice(0).reverse()) await c.stop();
+    const { paced, waits } = await pacedEachAlone(starts, full);
     table([...full, ...paced]);
     printFloors(paced, waits);
     const [reference, allInOne, processes] = full;
