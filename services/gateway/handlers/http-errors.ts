@@ -71,7 +71,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toHttpError(err as Error, bodyLimit);
-    if (mapped.status >= 500) request.log.error({ err }, 'request failed');
+    if (mapped.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
     else noteRefusal(request, mapped.detail); // logged on the request's one access line
     return reply.status(mapped.status).send(mapped.toBody());
   });

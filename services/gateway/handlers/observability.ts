@@ -31,6 +31,7 @@ export function installRequestObservation(
     const detail = refusals.get(request);
     if (options.logRequests) {
       const line = {
+        reqId: request.id,
         method: request.method,
         url: request.url,
         route,
@@ -40,7 +41,7 @@ export function installRequestObservation(
       };
       request.log.info(line, 'request');
     } else if (detail !== undefined) {
-      request.log.info({ status: reply.statusCode, detail }, 'request refused');
+      request.log.info({ reqId: request.id, status: reply.statusCode, detail }, 'request refused');
     }
   });
 }
