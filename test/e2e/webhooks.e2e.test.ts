@@ -70,6 +70,11 @@ for (const { mode, skip } of modes) {
       await db?.drop();
     });
 
+    // A request's webhook audit events (attempts, delivery, failure), in the order they were written.
+    const webhookAudit = async (requestId: string) =>
+      db.sql<Array<{ event: string; detail: Record<string, unknown> }>>`
+        select event, detail from actions.audit_events
+        where request_id = ${requestId} and event like 'webhook%' order by id`;
     const arrivals = (requestId: string): SeenRequest[] =>
       receiver.seen.filter((r) => r.body.includes(`"id":"${requestId}"`));
 
@@ -201,9 +206,7 @@ for (const { mode, skip } of modes) {
       await expect
         .poll(
           async () =>
-            (
-              await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
-            ).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
+            (await webhookAudit(created.body.id)).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
           { timeout: 5000 },
         )
         .toEqual([
@@ -223,13 +226,7 @@ for (const { mode, skip } of modes) {
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect.poll(() => arrivals(created.body.id).length, { timeout: 10_000 }).toBe(1);
       await expect
-        .poll(
-          async () =>
-            (
-              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%'`
-            ).map((r) => r.event),
-          { timeout: 5000 },
-        )
+        .poll(async () => (await webhookAudit(created.body.id)).map((r) => r.event), { timeout: 5000 })
         .toEqual(['webhook_failed']);
       await new Promise((r) => setTimeout(r, 1000)); // three retry intervals: nothing more may come
       expect(arrivals(created.body.id)).toHaveLength(1);
@@ -241,9 +238,7 @@ for (const { mode, skip } of modes) {
       await expect
         .poll(
           async () =>
-            (
-              await db.sql`select event, detail from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
-            ).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
+            (await webhookAudit(created.body.id)).map((r) => [r.event, r.detail.status_code, r.detail.attempt]),
           { timeout: 15_000 },
         )
         .toEqual([
@@ -261,13 +256,7 @@ for (const { mode, skip } of modes) {
       const created = await create({ callback_url: `${receiver.origin}/redirect` });
       await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
       await expect
-        .poll(
-          async () =>
-            (
-              await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
-            ).map((r) => r.event),
-          { timeout: 15_000 },
-        )
+        .poll(async () => (await webhookAudit(created.body.id)).map((r) => r.event), { timeout: 15_000 })
         .toEqual([
           'webhook_attempt_failed',
           'webhook_attempt_failed',
@@ -288,13 +277,7 @@ for (const { mode, skip } of modes) {
         expect(created.status).toBe(200);
         await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
         await expect
-          .poll(
-            async () =>
-              (
-                await db.sql`select event from actions.audit_events where request_id = ${created.body.id} and event like 'webhook%' order by id`
-              ).map((r) => r.event),
-            { timeout: 10_000 },
-          )
+          .poll(async () => (await webhookAudit(created.body.id)).map((r) => r.event), { timeout: 10_000 })
           .toEqual(['webhook_failed']);
         const [last] =
           await db.sql`select detail from actions.audit_events where request_id = ${created.body.id} and event = 'webhook_failed'`;
