@@ -40,6 +40,11 @@ describe('queries of the connection pool', () => {
     expect((running as unknown as { active: boolean }).active).toBe(true);
     running.cancel();
     await expect(running).rejects.toMatchObject({ code: '57014' });
-    expect([...(await sql`select 2 as two`)]).toEqual([{ two: 2 }]);
+    // The server signals a cancelled backend twice (its pid, then its process group). On a loaded machine the second
+    // signal can come after the first has ended the statement, and cancel the next one: one such late cancel is allowed.
+    const next = () => sql<{ two: number }[]>`select 2 as two`.then((rows) => [...rows]);
+    const first = await next().catch((e: unknown) => e);
+    const rows = (first as { code?: string }).code === '57014' ? await next() : first;
+    expect(rows).toEqual([{ two: 2 }]);
   });
 });
