@@ -1,5 +1,7 @@
 import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot, outcomeOfSnapshot } from '@agent-auth/contracts';
+import { randomUUID } from 'node:crypto';
 import type { Sql } from '@agent-auth/db';
+import type { RequestRow } from './rows.js';
 
 /** An outbox row as stored (or as the writing statement returns it, its time then a JSON string). */
 export interface OutboxRow {
@@ -27,11 +29,17 @@ export const WRITER_LEASE_SECONDS = 5;
  * columns (ActionSnapshot); the event's body is made of it in TypeScript, by the contract, when it is published.
  * The rows are born claimed by their writer for WRITER_LEASE_SECONDS and returned (the CTE's rows), so that the
  * statement can hand them back with its own result (`eventsOf`).
+ *
+ * `byWriter`: the creating statement's events, whose ids its writer chose (its CTE `input`'s `event_id`) and whose
+ * time is the request's creation: the writer makes each event of the row it sent (creationEventOf) and publishes it
+ * without reading anything back, and a relay that takes the row over publishes the same event.
  */
-export function announce(sql: Sql, source: string) {
+export function announce(sql: Sql, source: string, byWriter = false) {
   return sql`
-    insert into actions.outbox (type, account_id, agent_id, request_id, callback_url, action, claimed_until)
-    select case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
+    insert into actions.outbox (${byWriter ? sql`id, created_at, ` : sql``}type, account_id, agent_id, request_id,
+      callback_url, action, claimed_until)
+    select ${byWriter ? sql`i.doc->>'event_id', c.created_at, ` : sql``}
+      case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
       c.account_id, c.agent_id, c.id, c.callback_url,
       jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
@@ -39,8 +47,50 @@ export function announce(sql: Sql, source: string) {
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
         'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals),
       now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
-    from ${sql(source)} c
-    returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`;
+    from ${sql(source)} c ${byWriter ? sql`join input i on i.id = c.id` : sql``}
+    ${byWriter ? sql`` : sql`returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`}`;
+}
+
+/** A new outbox row's id as the table's default makes it (msg_ and 32 hex digits), chosen by its writer. */
+export function newEventId(): string {
+  return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** The snapshot announce stores of a row, as the writer makes it (timestamps in ISO form; the contract reads both). */
+function snapshotOf(row: RequestRow): ActionSnapshot {
+  return {
+    id: row.id,
+    status: row.status as ActionSnapshot['status'],
+    action_type: row.action_type as ActionSnapshot['action_type'],
+    title: row.title,
+    risk_level: row.risk_level as ActionSnapshot['risk_level'],
+    amount_cents: row.amount_cents === null ? null : Number(row.amount_cents),
+    currency: row.currency,
+    resolved_by: row.resolved_by,
+    resolved_at: row.resolved_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+    receipt: row.receipt,
+    reason: row.reason,
+    user_verified: row.user_verified ?? false,
+    passkey_id: row.passkey_id ?? null,
+    quorum_required: row.quorum_required ?? null,
+    quorum_approvals: row.quorum_approvals ?? [],
+  };
+}
+
+/** The event a creating statement stored for a new row (announce, `byWriter`), made from the row its writer sent. */
+export function creationEventOf(row: RequestRow, eventId: string): ActionEventInput {
+  return eventOfRow({
+    id: eventId,
+    type: row.status === 'pending' ? 'action.created' : 'action.resolved',
+    account_id: row.account_id,
+    agent_id: row.agent_id,
+    callback_url: row.callback_url,
+    action: snapshotOf(row),
+    created_at: row.created_at,
+    seq: 0,
+  });
 }
 
 /**

@@ -3,6 +3,8 @@ import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
 import { insertRequests, type RequestInsert } from './request-inserts.js';
 import { createRequestStore, type NewRequest } from './requests.js';
+import { createOutboxStore } from './outbox.js';
+import { ActionEvent } from '@agent-auth/contracts';
 
 function newRequest(id: string, accountId: string): NewRequest {
   return {
@@ -74,8 +76,8 @@ describe('storing creates several to a statement (real Postgres)', () => {
     await account('acc_free', 'free', 2);
     const ids = ['act_f1', 'act_f2', 'act_f3', 'act_f4', 'act_f5', 'act_f6'];
     const stored = await insertRequests(sql(), inserts('acc_free', ids, 5));
-    expect(stored.map((r) => r?.id)).toEqual(['act_f1', 'act_f2', 'act_f3', undefined, undefined, undefined]);
-    expect(stored[0]).toMatchObject({
+    expect(stored.map((r) => r?.row.id)).toEqual(['act_f1', 'act_f2', 'act_f3', undefined, undefined, undefined]);
+    expect(stored[0]!.row).toMatchObject({
       status: 'pending',
       amount_cents: '999',
       created_at: new Date('2026-11-24T01:02:03.456Z'),
@@ -84,7 +86,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
       quorum_approvals: [],
       user_verified: false,
     });
-    expect(stored[2]!.outbox_event).toMatchObject({ type: 'action.created', request_id: 'act_f3' });
+    expect(stored[2]!.event).toMatchObject({ type: 'action.created', action: { id: 'act_f3', status: 'pending' } });
     expect(await usage('acc_free')).toBe(5);
     expect(await trail('acc_free')).toEqual(['created act_f1', 'created act_f2', 'created act_f3']);
     expect(await outbox('acc_free')).toEqual(['act_f1', 'act_f2', 'act_f3']);
@@ -103,7 +105,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
       ...inserts('acc_b', ['act_b3'], 2),
     ];
     const stored = await insertRequests(sql(), mixed);
-    expect(stored.map((r) => r?.id)).toEqual(['act_a1', 'act_b1', 'act_b2', 'act_a2', undefined, 'act_b3']);
+    expect(stored.map((r) => r?.row.id)).toEqual(['act_a1', 'act_b1', 'act_b2', 'act_a2', undefined, 'act_b3']);
     expect([await usage('acc_a'), await usage('acc_b')]).toEqual([2, 3]);
     expect(await trail('acc_b')).toEqual(['created act_b1', 'created act_b2', 'created act_b3']);
   });
@@ -134,5 +136,43 @@ describe('storing creates several to a statement (real Postgres)', () => {
       'created act_d3',
       'created act_d4',
     ]);
+  });
+
+  it('answers each stored row and event as Postgres stored them, without reading them back', async () => {
+    await account('acc_e', 'unlimited');
+    const pending = newRequest('act_e1', 'acc_e');
+    const approved: NewRequest = {
+      ...newRequest('act_e2', 'acc_e'),
+      status: 'approved',
+      resolved: true,
+      rule_applied: 'rul_auto',
+      resolved_by: 'rule:rul_auto',
+      receipt: 'eyJhbGciOiJFUzI1NiJ9.e30.sig',
+      request_hash: 'e'.repeat(64),
+      policy_version: 'v7',
+      metadata_enc: 'v1:k1:sealed',
+      callback_url: 'https://hooks.example.com/agent',
+      spending_limit_exceeded: { period: 'daily', limit: 100, spent: 90, requested: 20 },
+      at: new Date('2026-11-24T01:02:03.400Z'),
+    };
+    const quorum: NewRequest = { ...newRequest('act_e3', 'acc_e'), amount_cents: null, quorum_required: 2 };
+    const stored = await insertRequests(
+      sql(),
+      [pending, approved, quorum].map((row) => ({ row, audit: created(row.id), freeQuota: 10 })),
+    );
+    for (const s of stored) {
+      const [row] = await db.sql`select * from actions.requests where id = ${s!.row.id}`;
+      expect(s!.row).toEqual(row);
+    }
+    // The events the writer publishes are those a relay taking its rows over would publish.
+    await db.sql`update actions.outbox set claimed_until = null where account_id = 'acc_e'`;
+    const relayed = await createOutboxStore(db.sql as never).claim(10, 30);
+    expect(relayed.map((e) => ActionEvent.parse(e))).toEqual(stored.map((s) => ActionEvent.parse(s!.event)));
+    expect(stored.map((s) => [s!.event.type, s!.event.occurred_at])).toEqual([
+      ['action.created', '2026-11-24T01:02:03.456Z'],
+      ['action.resolved', '2026-11-24T01:02:03.400Z'],
+      ['action.created', '2026-11-24T01:02:03.456Z'],
+    ]);
+    expect(stored[1]!.event).toMatchObject({ outcome: { user_verified: false, reason: null, quorum: null } });
   });
 });

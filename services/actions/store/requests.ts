@@ -52,8 +52,9 @@ export function createRequestStore(
     // A statement's events are announced together, once it has committed.
     write: async (inserts) => {
       const stored = await insertRequests(sql, inserts);
-      const rows = afterward(stored.filter((r) => r !== undefined)).values();
-      return stored.map((r) => r && rows.next().value);
+      const events = stored.flatMap((s) => (s ? [s.event] : []));
+      if (events.length) announced(events);
+      return stored.map((s) => s?.row);
     },
     ...creates,
     retryAlone: isStatementRefused,

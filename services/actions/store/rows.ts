@@ -40,6 +40,8 @@ export interface RequestRow {
   quorum_approvals?: QuorumApproval[];
   /** Set once, when the vault executor claims an approved vault execution request. */
   execution_started_at?: Date | null;
+  /** The attempt that holds that claim (migration 042). */
+  execution_claim_id?: string | null;
   agent_name?: string;
 }
 
