@@ -8,7 +8,15 @@
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
-import { databaseProbe, printDatabasePerRequest, printWaits, waitSampler, type WaitShares } from './db-stats.js';
+import {
+  checkpointNow,
+  checkpointsBegun,
+  databaseProbe,
+  printDatabasePerRequest,
+  printWaits,
+  waitSampler,
+  type WaitShares,
+} from './db-stats.js';
 import {
   alternating,
   load,
@@ -95,13 +103,16 @@ const PACED_WARM_UP_SECONDS = 2;
 /** Seconds at full speed a contender started again for its paced run gets first: its JIT, as in the full-speed runs. */
 const JIT_WARM_UP_SECONDS = 3;
 
-type PacedFigures = Figures & { warmUpP99?: number };
+type PacedFigures = Figures & { warmUpP99?: number; checkpoints?: number | null };
 
 /**
  * Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time:
  * the others stopped (idle, their workers still woke every few hundred ms and their databases shared the server), it
  * is started again on its own database as the full-speed runs left it, warmed at full speed, then paced; each
- * followed by the floor server at the same pace, which shows what the machine and the generator alone add.
+ * followed by the floor server at the same pace, which shows what the machine and the generator alone add. Each
+ * starts after a CHECKPOINT: the full-speed rounds leave about 1 GB of WAL, and the spread checkpoint it calls for
+ * otherwise began at a random point of the paced runs and fell on whichever was paced then (a service's p99 went
+ * from 13-15 to 26-45 ms, the reference's did not move); the checkpoints begun while each is paced are printed.
  */
 async function pacedEachAlone(
   starts: Array<() => Promise<Contender>>,
@@ -122,20 +133,24 @@ async function pacedEachAlone(
     for (const [i, start] of starts.entries()) {
       const { side, databaseUrl, stop } = await start();
       try {
+        await checkpointNow(databaseUrl);
         await load('warm-up', side.url, side.headers, side.body, { warmUp: false, seconds: JIT_WARM_UP_SECONDS });
         const rate = full[i]!.rps / 2;
         const tag = side.name.slice(0, 3);
         const sampler = waitSampler(databaseUrl);
         sampler.start();
-        paced.push(
-          await pace(
-            `${tag}  at half its rate, paced (${Math.round(rate)}/s)`,
-            side.url,
-            side.headers,
-            side.body,
-            rate,
-          ),
+        const checkpointsBefore = await checkpointsBegun(databaseUrl);
+        const figures = await pace(
+          `${tag}  at half its rate, paced (${Math.round(rate)}/s)`,
+          side.url,
+          side.headers,
+          side.body,
+          rate,
         );
+        const checkpointsAfter = await checkpointsBegun(databaseUrl);
+        const checkpoints =
+          checkpointsBefore === null || checkpointsAfter === null ? null : checkpointsAfter - checkpointsBefore;
+        paced.push({ ...figures, checkpoints });
         waits.push(await sampler.stop());
         paced.push(await pace(`${tag}  floor: from memory, same pace`, `${floor.url}/actions`, {}, PURCHASE, rate));
       } finally {
@@ -155,7 +170,8 @@ function printFloors(paced: PacedFigures[], waits: WaitShares[]): void {
     const tag = side.name.slice(0, 3);
     out(
       `p99 at half rate ${tag}: ${side.p99.toFixed(1)} ms; the floor at the same pace ${floor.p99.toFixed(1)} ms (goal < 10 ms); ` +
-        `the ${PACED_WARM_UP_SECONDS} s before, at that pace, not counted: p99 ${side.warmUpP99?.toFixed(1)} ms`,
+        `the ${PACED_WARM_UP_SECONDS} s before, at that pace, not counted: p99 ${side.warmUpP99?.toFixed(1)} ms; ` +
+        `checkpoints begun while paced: ${side.checkpoints ?? 'unknown'}`,
     );
     printWaits(`${tag} at half rate`, waits[i / 2]!);
   }

@@ -103,3 +103,39 @@ export function printWaits(label: string, shares: WaitShares): void {
     .map(([k, v]) => `${k} ${(100 * v).toFixed(0)} %`);
   out(`postgres backends busy, ${label}: ${parts.join(', ') || 'none seen'}`);
 }
+
+/** Checkpoints the server began so far (pg_stat_checkpointer from Postgres 17, pg_stat_bgwriter before), or null. */
+export async function checkpointsBegun(url: string): Promise<number | null> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [{ version }] = await sql<
+      Array<{ version: number }>
+    >`select current_setting('server_version_num')::int as version`;
+    const [row] =
+      version >= 170000
+        ? await sql<Array<{ n: number }>>`select (num_timed + num_requested)::float8 as n from pg_stat_checkpointer`
+        : await sql<
+            Array<{ n: number }>
+          >`select (checkpoints_timed + checkpoints_req)::float8 as n from pg_stat_bgwriter`;
+    return row!.n;
+  } catch {
+    return null; // a server without these views (the embedded one)
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * Writes out every dirty page now (CHECKPOINT), so that the checkpoint the full-speed rounds' WAL calls for does not
+ * start at some point of a paced run and fall on whichever contender is paced then. Quietly skipped where refused.
+ */
+export async function checkpointNow(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`checkpoint`;
+  } catch {
+    // not allowed to this role, or not a server that checkpoints: the run goes on as before
+  } finally {
+    await sql.end();
+  }
+}
