@@ -25,9 +25,7 @@ describe('audit sealer (real Postgres)', () => {
     const sealer = startAuditSealer({ chain, intervalMs: 20, log, roundEvents: 40 });
     try {
       const sealed = async () => (await db.sql`select count(*)::int as n from actions.audit_chain`)[0]!.n as number;
-      for (let waited = 0; waited < 10_000 && (await sealed()) < 250; waited += 20)
-        await new Promise((r) => setTimeout(r, 20));
-      expect(await sealed()).toBe(250);
+      await expect.poll(sealed, { timeout: 10_000, interval: 20 }).toBe(250);
     } finally {
       await sealer.stop();
     }
