@@ -131,6 +131,32 @@ describe('outbound client', () => {
     await client.close();
   });
 
+  it('trusts the extra CA certificates on every new connection, and nothing else beside the system roots', async () => {
+    const trusting = createOutboundClient({ ...base, allowInsecureHosts: ['127.0.0.1'], extraCaCerts: [cert.cert] });
+    const other = selfSignedCert();
+    const trustingOther = createOutboundClient({
+      ...base,
+      allowInsecureHosts: ['127.0.0.1'],
+      extraCaCerts: [other.cert],
+    });
+    // `connection: close` from the upstream makes each call open a connection of its own.
+    const closing = await startUpstream({
+      tls: cert,
+      handler: (_req, res) => res.writeHead(200, { connection: 'close' }).end('fresh'),
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await trusting.request({ url: `${closing.origin}/${i}`, method: 'GET' });
+        expect(res.body.toString()).toBe('fresh');
+      }
+      const err = await failure(trustingOther.request({ url: `${closing.origin}/`, method: 'GET' }));
+      expect(err.kind).toBe('upstream');
+      expect(closing.seen).toHaveLength(3);
+    } finally {
+      await Promise.all([trusting.close(), trustingOther.close(), closing.close()]);
+    }
+  });
+
   it('reports an unreachable upstream without internals', async () => {
     const client = createOutboundClient({ ...base, allowInsecureHosts: ['127.0.0.1'] });
     const closed = await startUpstream({ handler: () => {} });

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, errors as undiciErrors } from 'undici';
 import { refusalOf } from './address-ranges.js';
 import { dropHopByHop, flattenHeaders } from './headers.js';
@@ -61,12 +61,17 @@ export interface OutboundClient {
 export function createOutboundClient(options: OutboundOptions): OutboundClient {
   const exempt = new Set(options.allowInsecureHosts.map((h) => h.toLowerCase()));
   const isExempt = (host: string) => exempt.has(host.replace(/^\[|\]$/g, '').toLowerCase());
+  // Extra CAs are trusted beside the system roots: that trust store is built once, here. Passed as `ca` instead, every
+  // new connection parsed all ~145 roots again: 18 ms of the event loop per connection on the bench's machine.
+  const secureContext = options.extraCaCerts?.length
+    ? createSecureContext({ ca: [...rootCertificates, ...options.extraCaCerts] })
+    : undefined;
   // undici's Agent never follows redirects unless a redirect interceptor is composed in; none is.
   const agent = new Agent({
     connect: {
       lookup: createPinnedLookup(isExempt, options.resolve),
       timeout: options.connectTimeoutMs,
-      ...(options.extraCaCerts?.length ? { ca: [...rootCertificates, ...options.extraCaCerts] } : {}),
+      ...(secureContext ? { secureContext } : {}),
     },
     headersTimeout: options.responseTimeoutMs,
     bodyTimeout: options.responseTimeoutMs,
