@@ -2,9 +2,9 @@
 // NATS, against the bare reference server (reference.ts), each on its own database of the same Postgres. The three
 // are up together and take turns under load (alternating: slices in r a b, b a r order), so that the machine's
 // drift and the tables' growth fall on all alike: one after the other, the reference alone swung between 8,500 and
-// 11,800 creates/s from run to run. Then each alone (the others stopped) at half its rate, evenly paced (measured
-// after 2 s at that pace): latency below saturation, beside the floor, a server answering from memory at the same
-// pace (what the machine and the generator alone add).
+// 11,800 creates/s from run to run. Then each alone (the others stopped) at half its rate, evenly paced, three runs
+// (each measured after 2 s at that pace): latency below saturation, beside the floor, a server answering from memory
+// at the same pace (what the machine and the generator alone add).
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
@@ -103,23 +103,34 @@ const PACED_WARM_UP_SECONDS = 2;
 /** Seconds at full speed a contender started again for its paced run gets first: its JIT, as in the full-speed runs. */
 const JIT_WARM_UP_SECONDS = 3;
 
+/**
+ * Paced runs of each contender, one after another: on this two-core machine one 10 s run's p99 swung from 8 to 43 ms
+ * with nothing changed (a single stall of the disk's flush or of the CPU the generator, Node and Postgres share
+ * sets it), so each contender is paced this many times and every run's p99 is printed beside their median.
+ */
+const PACED_RUNS = Number(process.env.BENCH_PACED_RUNS ?? 3);
+
 type PacedFigures = Figures & { warmUpP99?: number; checkpoints?: number | null };
+
+/** One contender's paced runs, the floor at the same pace, and what its database waited for meanwhile. */
+interface PacedContender {
+  tag: string;
+  runs: PacedFigures[];
+  floor: Figures;
+  waits: WaitShares;
+}
 
 /**
  * Each contender alone at half the rate it reached, evenly paced (open loop), latency from each request's due time:
  * the others stopped (idle, their workers still woke every few hundred ms and their databases shared the server), it
- * is started again on its own database as the full-speed runs left it, warmed at full speed, then paced; each
- * followed by the floor server at the same pace, which shows what the machine and the generator alone add. Each
+ * is started again on its own database as the full-speed runs left it, warmed at full speed, then paced PACED_RUNS
+ * times; then the floor server at the same pace, which shows what the machine and the generator alone add. Each
  * starts after a CHECKPOINT: the full-speed rounds leave about 1 GB of WAL, and the spread checkpoint it calls for
  * otherwise began at a random point of the paced runs and fell on whichever was paced then (a service's p99 went
- * from 13-15 to 26-45 ms, the reference's did not move); the checkpoints begun while each is paced are printed.
+ * from 13-15 to 26-45 ms, the reference's did not move); the checkpoints begun while each run is paced are printed.
  */
-async function pacedEachAlone(
-  starts: Array<() => Promise<Contender>>,
-  full: Figures[],
-): Promise<{ paced: PacedFigures[]; waits: WaitShares[] }> {
-  const paced: PacedFigures[] = [];
-  const waits: WaitShares[] = [];
+async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Figures[]): Promise<PacedContender[]> {
+  const paced: PacedContender[] = [];
   const floor = await startFloorServer();
   try {
     const pace = (name: string, url: string, headers: Record<string, string>, body: unknown, rate: number) =>
@@ -139,20 +150,23 @@ async function pacedEachAlone(
         const tag = side.name.slice(0, 3);
         const sampler = waitSampler(databaseUrl);
         sampler.start();
-        const checkpointsBefore = await checkpointsBegun(databaseUrl);
-        const figures = await pace(
-          `${tag}  at half its rate, paced (${Math.round(rate)}/s)`,
-          side.url,
-          side.headers,
-          side.body,
+        const runs: PacedFigures[] = [];
+        for (let run = 1; run <= PACED_RUNS; run++) {
+          const before = await checkpointsBegun(databaseUrl);
+          const name = `${tag}  at half its rate, paced (${Math.round(rate)}/s), run ${run}`;
+          const figures = await pace(name, side.url, side.headers, side.body, rate);
+          const after = await checkpointsBegun(databaseUrl);
+          runs.push({ ...figures, checkpoints: before === null || after === null ? null : after - before });
+        }
+        const waits = await sampler.stop();
+        const floorRun = await pace(
+          `${tag}  floor: from memory, same pace`,
+          `${floor.url}/actions`,
+          {},
+          PURCHASE,
           rate,
         );
-        const checkpointsAfter = await checkpointsBegun(databaseUrl);
-        const checkpoints =
-          checkpointsBefore === null || checkpointsAfter === null ? null : checkpointsAfter - checkpointsBefore;
-        paced.push({ ...figures, checkpoints });
-        waits.push(await sampler.stop());
-        paced.push(await pace(`${tag}  floor: from memory, same pace`, `${floor.url}/actions`, {}, PURCHASE, rate));
+        paced.push({ tag, runs, floor: floorRun, waits });
       } finally {
         await stop();
       }
@@ -160,20 +174,21 @@ async function pacedEachAlone(
   } finally {
     await floor.stop();
   }
-  return { paced, waits };
+  return paced;
 }
 
-/** Each contender's p99 at half its rate beside the floor's at that pace, and what its database waited for. */
-function printFloors(paced: PacedFigures[], waits: WaitShares[]): void {
-  for (let i = 0; i + 1 < paced.length; i += 2) {
-    const [side, floor] = [paced[i]!, paced[i + 1]!];
-    const tag = side.name.slice(0, 3);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Each contender's p99 at half its rate, run by run and their median, beside the floor's at that pace. */
+function printFloors(paced: PacedContender[]): void {
+  for (const { tag, runs, floor, waits } of paced) {
+    const p99s = runs.map((r) => r.p99);
     out(
-      `p99 at half rate ${tag}: ${side.p99.toFixed(1)} ms; the floor at the same pace ${floor.p99.toFixed(1)} ms (goal < 10 ms); ` +
-        `the ${PACED_WARM_UP_SECONDS} s before, at that pace, not counted: p99 ${side.warmUpP99?.toFixed(1)} ms; ` +
-        `checkpoints begun while paced: ${side.checkpoints ?? 'unknown'}`,
+      `p99 at half rate ${tag}: median ${median(p99s).toFixed(1)} ms of ${runs.length} runs (${p99s.map((p) => p.toFixed(1)).join(', ')}; goal < 10 ms); ` +
+        `the floor at the same pace ${floor.p99.toFixed(1)} ms; the ${PACED_WARM_UP_SECONDS} s before each, at that pace, not counted: ` +
+        `p99 ${runs.map((r) => r.warmUpP99?.toFixed(1)).join(', ')} ms; checkpoints begun while paced: ${runs.map((r) => r.checkpoints ?? 'unknown').join(', ')}`,
     );
-    printWaits(`${tag} at half rate`, waits[i / 2]!);
+    printWaits(`${tag} at half rate`, waits);
   }
 }
 
@@ -199,9 +214,9 @@ async function compare(infra: Infra, databases: string[]): Promise<void> {
     );
     const writes = await Promise.all(contenders.map((c, i) => c.database.perRequest(full[i]!.total ?? 0)));
     for (const c of contenders.splice(0).reverse()) await c.stop();
-    const { paced, waits } = await pacedEachAlone(starts, full);
-    table([...full, ...paced]);
-    printFloors(paced, waits);
+    const paced = await pacedEachAlone(starts, full);
+    table([...full, ...paced.flatMap((c) => [...c.runs, c.floor])]);
+    printFloors(paced);
     const [reference, allInOne, processes] = full;
     ratio('(a) all-in-one / reference', reference!, allInOne!);
     roundRatios('(a)/(r)', reference!, allInOne!);
