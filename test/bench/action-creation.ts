@@ -20,6 +20,7 @@ import {
 import {
   alternating,
   load,
+  median,
   out,
   ratio,
   roundRatios,
@@ -176,8 +177,6 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
   }
   return paced;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Each contender's p99 at half its rate, run by run and their median, beside the floor's at that pace. */
 function printFloors(paced: PacedContender[]): void {

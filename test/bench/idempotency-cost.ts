@@ -10,7 +10,7 @@ import { apiClient } from '../harness/http.js';
 import { startStack } from '../harness/stack.js';
 import { PURCHASE } from './action-creation.js';
 import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
-import { load, out, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
+import { load, median, out, table, withDatabase, type BenchCase, type Figures, type Infra } from './load.js';
 
 const ROUNDS = Number(process.env.BENCH_IDEMPOTENCY_ROUNDS ?? 3);
 
@@ -77,11 +77,6 @@ export const idempotencyCost: BenchCase = {
     }
     table(rows);
     for (const line of cpuLines) line();
-    const median = (values: number[]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      const mid = Math.floor(sorted.length / 2);
-      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-    };
     out(
       `keyed/none throughput per round: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median(ratios).toFixed(3)} ` +
         '(read on a quiet machine)',

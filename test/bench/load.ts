@@ -212,6 +212,13 @@ export function table(rows: Figures[]): void {
   }
 }
 
+/** The middle of some figures (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** Prints the ratio of a case to its baseline: throughput, and p50/p99 latency. */
 export function ratio(label: string, baseline: Figures, other: Figures): void {
   out(
