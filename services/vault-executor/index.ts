@@ -40,6 +40,7 @@ export async function startVaultExecutor(input: {
     extraCaCerts: extraCaCerts(settings),
   });
   const credentials = createCredentialStore(sql);
+  const execution = createExecution({ credentials, keyring, outbound, ledger: actionsOverBus(bus) });
   const served = await serveBusService({
     bus,
     sql,
@@ -48,15 +49,13 @@ export async function startVaultExecutor(input: {
     description: 'Vault credentials and the execution of approved API calls with a credential injected',
     migrations: { schema: 'vault', dir: `${packageDir(import.meta.url)}/store/migrations` },
     health: vaultEndpoints.health,
-    handlers: [
-      ...credentialHandlers(createCredentials({ credentials, keyring })),
-      ...executeHandlers(createExecution({ credentials, keyring, outbound, ledger: actionsOverBus(bus) })),
-    ],
+    handlers: [...credentialHandlers(createCredentials({ credentials, keyring })), ...executeHandlers(execution)],
     concurrency: settings.BUS_CONCURRENCY,
   });
   return {
     async stop() {
       await served.stop();
+      await execution.settled(); // outcome records sent after their answers
       await outbound.close();
     },
   };

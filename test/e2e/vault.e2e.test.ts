@@ -28,6 +28,7 @@ function upstreamHandler(req: SeenRequest, res: ServerResponse): void {
   }
   if (path === '/big') return void res.end('x'.repeat(20_000));
   if (path === '/slow') return void setTimeout(() => res.end('too late'), 3_000);
+  if (path === '/unhurried') return void setTimeout(() => res.end('in good time'), 400);
   res.writeHead(200, {
     'content-type': 'application/json',
     'x-echo-authorization': String(req.headers.authorization ?? ''),
@@ -422,6 +423,25 @@ for (const { mode, skip } of modes) {
         ]);
       },
     );
+
+    it('tells a retry made while the call runs what the call got, once it has answered', async () => {
+      // The outcome is recorded after the agent's answer is sent; a retry that overtakes the record waits for it.
+      await storeCredential({ service_name: 'unhurried-api', allowed_hosts: ['127.0.0.1'] });
+      const id = await approvedCall({ service_name: 'unhurried-api', method: 'GET', url: `${https.origin}/unhurried` });
+      const first = execute(id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const retry = await execute(id);
+      expect((await first).status).toBe(200);
+      expect(retry.status).toBe(409);
+      expect(retry.body).toMatchObject({ code: 'already_executed', detail: expect.stringMatching(/answered 200/) });
+      expect((await auditOf(id)).map((a) => a.event)).toEqual([
+        'created',
+        'approved',
+        'execution_started',
+        'executed',
+        'execution_refused',
+      ]);
+    });
 
     it('sends the named service its own credential, from a vault of 22 credentials as from one of 20', async () => {
       // An execution reads a small vault beside its claim and looks a larger one up by name: both must pick the

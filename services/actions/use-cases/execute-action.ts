@@ -41,16 +41,34 @@ function whyNotExecutable(row: RequestRow, outcome: Outcome): AppError {
 
 type Deps = Pick<ActionsDeps, 'requests'> & { expiry: Expiry; metadata: MetadataSeal };
 
+/**
+ * How long after its start an execution's outcome may still be on its way: the executor sends the record right
+ * after answering the agent, so a retry of that answer can arrive first; it waits this long for the record.
+ */
+const OUTCOME_ON_ITS_WAY_MS = 2_000;
+const OUTCOME_POLL_MS = 20;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** The actions side of a vault execution: claim an approved request once, and audit every attempt. */
 export function createExecution(deps: Deps) {
   const { requests, expiry, metadata } = deps;
+
+  /** The outcome of a started execution, waiting for it while it may still be being recorded. */
+  const outcomeOf = async (row: RequestRow): Promise<Outcome> => {
+    const startedAt = new Date(row.execution_started_at!).getTime();
+    for (;;) {
+      const outcome = await requests.executionOutcome(row.id);
+      if (outcome || Date.now() - startedAt > OUTCOME_ON_ITS_WAY_MS) return outcome;
+      await pause(OUTCOME_POLL_MS);
+    }
+  };
 
   /** Explains a failed claim, and writes the refused attempt into the request's audit trail (own requests only). */
   const refuseClaim = async (agent: AgentPrincipal, id: string, ctx: RequestContext): Promise<never> => {
     const found = await requests.findForAgent(id, agent.agent_id);
     if (!found) throw errors.actionNotFound(id);
     const row = await expiry.current(found);
-    const outcome = row.content_hash && row.execution_started_at ? await requests.executionOutcome(id) : undefined;
+    const outcome = row.content_hash && row.execution_started_at ? await outcomeOf(row) : undefined;
     const refusal = whyNotExecutable(row, outcome);
     await requests.appendAudit(id, row.account_id, {
       event: 'execution_refused',

@@ -13,6 +13,7 @@ import { OutboundError } from '@agent-auth/outbound';
 import type { ExecutionLedger } from '../adapters/actions.js';
 import { credentialHeader, injectCredential, redact, secretForms } from '../domain/injection.js';
 import type { CredentialRow } from '../store/credentials.js';
+import { inFlightWork } from '@agent-auth/lifecycle';
 import { credentialContext, type VaultDeps } from './deps.js';
 
 interface Attempt {
@@ -83,7 +84,10 @@ export function createExecution(deps: Deps) {
     }
   };
 
-  return async function execute(agent: AgentPrincipal, requestId: string, ctx: RequestContext) {
+  const recording = inFlightWork();
+
+  /** Executes an approved call; `settled` waits for the outcome records still being written (at shutdown). */
+  const execute = async function execute(agent: AgentPrincipal, requestId: string, ctx: RequestContext) {
     const held = { agent, request_id: requestId, claim_id: newId('executionClaim') };
     const vault = deps.credentials.allIfFew(agent.account_id, READ_WITH_CLAIM_MAX);
     vault.catch(() => {}); // a refused claim leaves it unread; a failed read fails the call when it is read
@@ -101,7 +105,9 @@ export function createExecution(deps: Deps) {
     try {
       const result = await makeCall(claim, vault, attempt);
       const outcome = { status_code: result.status_code, error_status: null, detail: null };
-      await deps.ledger.record(entry({ outcome: 'succeeded', ...outcome }), ctx);
+      // Sent before the answer, not awaited by it: the claim (committed, flushed) already put the attempt in the
+      // trail and makes the call run once; the outcome is a report, and a retry that races it waits for it (actions).
+      recording.track(deps.ledger.record(entry({ outcome: 'succeeded', ...outcome }), ctx));
       const logged = { target_host: attempt.targetHost, status_code: result.status_code, latency_ms: elapsed() };
       ctx.log.info({ action_id: requestId, ...logged }, 'vault call executed');
       return result;
@@ -120,4 +126,5 @@ export function createExecution(deps: Deps) {
       throw failure;
     }
   };
+  return Object.assign(execute, { settled: () => recording.settled() });
 }
