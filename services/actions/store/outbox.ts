@@ -10,8 +10,10 @@ export interface OutboxRow {
   account_id: string;
   agent_id: string;
   callback_url: string | null;
-  // Rows written before the snapshot (a deployment's last unpublished ones) hold the event's action itself.
-  action: ActionSnapshot | ActionEventInput['action'];
+  // Rows written before the snapshot (a deployment's last unpublished ones) hold the event's action itself; a
+  // creating statement's rows hold none (null): their event is made of the request row (eventsOfCreations).
+  action: ActionSnapshot | ActionEventInput['action'] | null;
+  request_id?: string;
   created_at: Date | string;
   seq: string | number; // bigint arrives as text (a number inside JSON)
 }
@@ -32,7 +34,8 @@ export const WRITER_LEASE_SECONDS = 5;
  *
  * `byWriter`: the creating statement's events, whose ids its writer chose (its CTE `input`'s `event_id`) and whose
  * time is the request's creation: the writer makes each event of the row it sent (creationEventOf) and publishes it
- * without reading anything back, and a relay that takes the row over publishes the same event.
+ * without reading anything back, and a relay that takes the row over publishes the same event, made of the request
+ * row as it was created (asCreated). So those rows keep no snapshot: it was a seventh of a create's WAL.
  */
 export function announce(sql: Sql, source: string, byWriter = false) {
   return sql`
@@ -41,11 +44,11 @@ export function announce(sql: Sql, source: string, byWriter = false) {
     select ${byWriter ? sql`i.doc->>'event_id', c.created_at, ` : sql``}
       case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
       c.account_id, c.agent_id, c.id, c.callback_url,
-      jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
+      ${byWriter ? sql`null` : sql`jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
-        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals),
+        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)`},
       now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
     from ${sql(source)} c ${byWriter ? sql`join input i on i.id = c.id` : sql``}
     ${byWriter ? sql`` : sql`returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`}`;
@@ -76,6 +79,25 @@ function snapshotOf(row: RequestRow): ActionSnapshot {
     passkey_id: row.passkey_id ?? null,
     quorum_required: row.quorum_required ?? null,
     quorum_approvals: row.quorum_approvals ?? [],
+  };
+}
+
+/**
+ * A request row as its creating statement stored it: what a creation sets never changes afterwards, and a pending
+ * request's later decision (resolution, passkey, quorum approvals) is set back to what it was then.
+ */
+function asCreated(row: RequestRow, type: ActionEventInput['type']): RequestRow {
+  if (type === 'action.resolved') return row; // decided at creation: final since
+  return {
+    ...row,
+    status: 'pending',
+    resolved_by: null,
+    resolved_at: null,
+    receipt: null,
+    reason: null,
+    user_verified: false,
+    passkey_id: null,
+    quorum_approvals: [],
   };
 }
 
@@ -114,18 +136,19 @@ export function eventsOf<R extends { outbox_event?: OutboxRow | null }>(
 }
 
 /** The event's action of an outbox row's snapshot. */
-function eventActionOf(action: OutboxRow['action']): ActionEventInput['action'] {
+function eventActionOf(action: NonNullable<OutboxRow['action']>): ActionEventInput['action'] {
   return 'amount_cents' in action ? actionOfSnapshot(action) : action;
 }
 
 /** The outcome of a resolution's snapshot, when it records one. */
-function outcomeOf(action: OutboxRow['action']): Pick<ActionEventInput, 'outcome'> {
+function outcomeOf(action: NonNullable<OutboxRow['action']>): Pick<ActionEventInput, 'outcome'> {
   const outcome = 'amount_cents' in action ? outcomeOfSnapshot(action) : undefined;
   return outcome ? { outcome } : {};
 }
 
-/** The event an outbox row announces. */
+/** The event an outbox row with a snapshot announces (a creation's row without one: creationEventOf). */
 function eventOfRow(r: OutboxRow): ActionEventInput {
+  if (r.action === null) throw new Error(`outbox row ${r.id} has no snapshot: its event is made of its request row`);
   return {
     id: r.id,
     type: r.type,
@@ -146,6 +169,13 @@ function eventOfRow(r: OutboxRow): ActionEventInput {
  */
 export function createOutboxStore(sql: Sql) {
   const noFlush = sql`commit_mode as (select set_config('synchronous_commit', 'off', true))`;
+  /** The request rows of creation events taken over from their writer, by id. */
+  const requestsOf = async (rows: OutboxRow[]): Promise<Map<string, RequestRow>> => {
+    if (!rows.length) return new Map();
+    const ids = rows.map((r) => r.request_id!);
+    const found = await sql<RequestRow[]>`select * from actions.requests where id = any(${ids})`;
+    return new Map(found.map((row) => [row.id, row]));
+  };
   return {
     /** Takes up to `batch` unpublished rows for `leaseSeconds`; other relays skip them (and take them over after). */
     async claim(batch: number, leaseSeconds: number): Promise<ActionEventInput[]> {
@@ -158,8 +188,15 @@ export function createOutboxStore(sql: Sql) {
           order by seq limit ${batch} for update skip locked
         ) due, commit_mode
         where o.id = due.id
-        returning o.id, o.type, o.account_id, o.agent_id, o.callback_url, o.action, o.created_at, o.seq`;
-      return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(eventOfRow);
+        returning o.id, o.type, o.account_id, o.agent_id, o.request_id, o.callback_url, o.action, o.created_at, o.seq`;
+      const creations = await requestsOf(rows.filter((r) => r.action === null));
+      return rows
+        .sort((a, b) => Number(a.seq) - Number(b.seq))
+        .flatMap((r) => {
+          if (r.action !== null) return [eventOfRow(r)];
+          const request = creations.get(r.request_id!);
+          return request ? [creationEventOf(asCreated(request, r.type), r.id)] : []; // requests are never deleted
+        });
     },
 
     /** Deletes rows the stream holds (their events are published; the stream is the record from then on). */
