@@ -44,11 +44,15 @@ export function announce(sql: Sql, source: string, byWriter = false) {
     select ${byWriter ? sql`i.doc->>'event_id', c.created_at, ` : sql``}
       case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
       c.account_id, c.agent_id, c.id, c.callback_url,
-      ${byWriter ? sql`null` : sql`jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
+      ${
+        byWriter
+          ? sql`null`
+          : sql`jsonb_build_object('id', c.id, 'status', c.status, 'action_type', c.action_type, 'title', c.title,
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
-        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)`},
+        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)`
+      },
       now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
     from ${sql(source)} c ${byWriter ? sql`join input i on i.id = c.id` : sql``}
     ${byWriter ? sql`` : sql`returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`}`;

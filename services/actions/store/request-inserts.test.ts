@@ -170,7 +170,9 @@ describe('storing creates several to a statement (real Postgres)', () => {
       receipt = 'later', user_verified = true, passkey_id = 'pk_1' where id = 'act_e1'`;
     await db.sql`update actions.requests set quorum_approvals = '[{"device_id":"dev_1","method":"biometric","at":"2026-11-24T01:02:04.000Z","signed":false}]'
       where id = 'act_e3'`;
-    expect((await db.sql`select count(*)::int as n from actions.outbox where action is null and account_id = 'acc_e'`)[0]!.n).toBe(3);
+    expect(
+      (await db.sql`select count(*)::int as n from actions.outbox where action is null and account_id = 'acc_e'`)[0]!.n,
+    ).toBe(3);
     await db.sql`update actions.outbox set claimed_until = null where account_id = 'acc_e'`;
     const relayed = await createOutboxStore(db.sql as never).claim(10, 30);
     expect(relayed.map((e) => ActionEvent.parse(e))).toEqual(stored.map((s) => ActionEvent.parse(s!.event)));
