@@ -11,7 +11,7 @@ export interface OutboxRow {
   agent_id: string;
   callback_url: string | null;
   // Rows written before the snapshot (a deployment's last unpublished ones) hold the event's action itself; a
-  // creating statement's rows hold none (null): their event is made of the request row (eventsOfCreations).
+  // creating statement's rows hold none (null): their event is made of the request row (asCreated).
   action: ActionSnapshot | ActionEventInput['action'] | null;
   request_id?: string;
   created_at: Date | string;

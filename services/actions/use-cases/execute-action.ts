@@ -55,10 +55,12 @@ export function createExecution(deps: Deps) {
 
   /** The outcome of a started execution, waiting for it while it may still be being recorded. */
   const outcomeOf = async (row: RequestRow): Promise<Outcome> => {
+    // The start is the database's clock; the wait is bounded by this process's own too, whatever their skew.
     const startedAt = new Date(row.execution_started_at!).getTime();
+    const deadline = Math.min(startedAt, Date.now()) + OUTCOME_ON_ITS_WAY_MS;
     for (;;) {
       const outcome = await requests.executionOutcome(row.id);
-      if (outcome || Date.now() - startedAt > OUTCOME_ON_ITS_WAY_MS) return outcome;
+      if (outcome || Date.now() > deadline) return outcome;
       await pause(OUTCOME_POLL_MS);
     }
   };
