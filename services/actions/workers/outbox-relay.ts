@@ -2,7 +2,7 @@ import type { ActionEventStream } from '@agent-auth/bus';
 import type { ActionEventInput } from '@agent-auth/contracts';
 import type { Logger } from '@agent-auth/logging';
 import type { VacuumSchedule } from '@agent-auth/db';
-import { startWakeLoop } from '@agent-auth/lifecycle';
+import { inFlightWork, startWakeLoop } from '@agent-auth/lifecycle';
 import type { OutboxStore } from '../store/outbox.js';
 import { recordOutboxPublished, registerOutboxBacklog } from '@agent-auth/metrics';
 
@@ -51,13 +51,9 @@ export function startOutboxRelay(input: {
   const { outbox, stream, log } = input;
   registerOutboxBacklog(() => outbox.oldestUnpublishedSeconds());
   // Work after a publish (deleting rows, giving rows back) is off the path of the next one; stop() waits for it.
-  const background = new Set<Promise<void>>();
-  const inBackground = (work: Promise<void>, failed: string) => {
-    const p: Promise<void> = work
-      .catch((err: unknown) => log.error({ err }, failed))
-      .finally(() => background.delete(p));
-    background.add(p);
-  };
+  const background = inFlightWork();
+  const inBackground = (work: Promise<void>, failed: string) =>
+    background.track(work.catch((err: unknown) => log.error({ err }, failed)));
 
   const deleted = async (ids: string[]) => {
     await outbox.deletePublished(ids);
@@ -109,11 +105,11 @@ export function startOutboxRelay(input: {
     },
     async stop() {
       await loop.stop();
-      while (background.size) await Promise.all(background);
+      await background.settled();
       if (deleteTimer) {
         clearTimeout(deleteTimer);
         flushDeletes();
-        await Promise.all(background);
+        await background.settled();
       }
       await input.vacuum?.settled();
     },
