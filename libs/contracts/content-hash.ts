@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import type { VaultExecutionMetadata } from './http/actions.js';
 
@@ -22,5 +22,5 @@ export function vaultContentHash(
     headers: call.headers ?? {},
     body: call.body ?? null,
   });
-  return createHash('sha256').update(canonical!, 'utf8').digest('hex');
+  return hash('sha256', canonical!, 'hex');
 }

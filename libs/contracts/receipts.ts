@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import { z } from 'zod';
 import type { RuleView, SpendingLimitView } from './http/policy.js';
@@ -16,7 +16,9 @@ export const ZERO_HASH = '0'.repeat(64);
 
 /** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of a value. */
 export function canonicalSha256(value: unknown): string {
-  return createHash('sha256').update(canonicalize(value)!, 'utf8').digest('hex');
+  // One-shot: a Hash object per call is a native object freed by a weak callback in every young-generation pause.
+  // Four per create (this, the sealer's, the API key's, the content hash's) took 0.85 ms of each 3.9 ms scavenge.
+  return hash('sha256', canonicalize(value)!, 'hex');
 }
 
 /** What the holder was shown of a request, as stored (DESIGN 5.2 `request_hash`). */

@@ -52,7 +52,7 @@ export const SERVICE_NODE_FLAGS: string[] = (
 
 // Extra Node.js flags for every service process started here, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"
 // to profile the processes of a bench case (flags like --cpu-prof are refused in NODE_OPTIONS).
-const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const nodeArgs = () => process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 function spawnService(
   entry: string,
@@ -60,7 +60,7 @@ function spawnService(
   logFile: string,
   readyMsg: string,
 ): Promise<Spawned & { ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...NODE_ARGS, join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs(), join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { idPrefixes, randomBase62 } from '@agent-auth/contracts';
 
 const API_KEY = /^aa_([A-Za-z0-9]{12})_([A-Za-z0-9]{32})$/;
@@ -27,7 +27,7 @@ export function isWellFormedDeviceId(deviceId: string): boolean {
 
 /** What is stored in place of a device id: its SHA-256 (the id is random enough that a slow hash adds nothing). */
 export function deviceIdHash(deviceId: string): string {
-  return createHash('sha256').update(deviceId).digest('hex');
+  return hash('sha256', deviceId, 'hex');
 }
 
 /** A Standard Webhooks signing secret: whsec_ + base64 of 32 random bytes. */

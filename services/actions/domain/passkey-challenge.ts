@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The challenge a passkey signs for a decision: base64url SHA-256 of the UTF-8 approval message (DESIGN 5.6). */
 export function decisionChallenge(message: string): string {
-  return createHash('sha256').update(message, 'utf8').digest('base64url');
+  return hash('sha256', message, 'base64url');
 }
 
 /** The challenge a registration response answers, read before anything else in it is trusted. */

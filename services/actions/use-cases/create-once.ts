@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '@agent-auth/bus';
 import { type ActionView, type AgentPrincipal, type NewAction, type CreateOutcome, newId } from '@agent-auth/contracts';
@@ -98,7 +98,7 @@ export function createIdempotentCreation(deps: Deps) {
       if (actionId !== undefined) return createWithId(agent, action, actionId, ctx);
       return { replayed: false, action: await deps.create(agent, action, ctx) };
     }
-    const bodyHash = createHash('sha256').update(JSON.stringify(action)).digest('hex');
+    const bodyHash = hash('sha256', JSON.stringify(action), 'hex');
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       const claim = await idempotency.claim(agent.agent_id, key, bodyHash, newId('action'), leaseMs);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 interface Entry<P> {
   principal: P;
@@ -11,7 +11,7 @@ interface Entry<P> {
  */
 export function createAuthCache<P>(options: { ttlMs: number; maxEntries: number }) {
   const entries = new Map<string, Entry<P>>();
-  const keyOf = (credential: string) => createHash('sha256').update(credential).digest('base64url');
+  const keyOf = (credential: string) => hash('sha256', credential, 'base64url');
   return {
     get(credential: string): P | undefined {
       const key = keyOf(credential);
