@@ -218,6 +218,24 @@ for (const kind of ['in-process', 'nats'] as const) {
       await sink.stop();
     });
 
+    it.skipIf(kind !== 'in-process')(
+      'shows a creation appended again once, though only resolutions are kept for resuming',
+      async () => {
+        const sink = await bus.actionEvents.consume({ name: 'once', concurrency: 1, log, handler: async () => {} });
+        const account = `acc_O${randomBytes(3).toString('hex')}`;
+        const created = event(20, account, 'action.created');
+        const watched: string[] = [];
+        const off = bus.actionEvents.watch(account, (x) => watched.push(x.id));
+        await bus.actionEvents.append([created]);
+        await bus.actionEvents.append([created]);
+        await expect.poll(() => watched, { timeout: 5000 }).toEqual([created.id]);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(watched).toEqual([created.id]);
+        off();
+        await sink.stop();
+      },
+    );
+
     it('follows an account from after a given event: the kept ones after it first, then live ones', async () => {
       const sink = await bus.actionEvents.consume({ name: 'sink', concurrency: 1, log, handler: async () => {} });
       const account = `acc_F${randomBytes(3).toString('hex')}`;
