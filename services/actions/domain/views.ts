@@ -6,7 +6,7 @@ type Metadata = Record<string, unknown>;
 /** The public action object of a stored request, with its decrypted metadata. */
 export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
   const cents = row.amount_cents === null ? null : Number(row.amount_cents);
-  return {
+  const view: ActionView = {
     id: row.id,
     agent_id: row.agent_id,
     status: row.status as ActionView['status'],
@@ -30,10 +30,11 @@ export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
     expires_at: row.expires_at.toISOString(),
     user_verified: row.user_verified ?? false,
     passkey_id: row.passkey_id ?? null,
-    ...(row.spending_limit_exceeded ? { spending_limit_exceeded: row.spending_limit_exceeded } : {}),
     receipt: row.receipt ?? null,
     quorum: row.quorum_required ? { required: row.quorum_required, approvals: row.quorum_approvals ?? [] } : null,
   };
+  if (row.spending_limit_exceeded) view.spending_limit_exceeded = row.spending_limit_exceeded;
+  return view;
 }
 
 /**
