@@ -51,76 +51,109 @@ describe('the shared rate-limit log (real Postgres)', () => {
     expect((await store.hit('device:a', 3, 1000)).allowed).toBe(false);
   });
 
-  it('goes round its ring many times over, counting the same as a plain log', async () => {
-    // A 400 ms window and a limit of 4: each burst of 6 is 4 allowed, 2 refused, and the window empties between.
-    for (let burst = 0; burst < 5; burst++) {
-      const allowed = [];
-      for (let i = 0; i < 6; i++) allowed.push((await store.hit('agent:ring', 4, 400)).allowed);
-      expect(allowed).toEqual([true, true, true, true, false, false]);
-      await sleep(450);
+  const burst = async (key: string, n: number, limit: number, windowMs: number) => {
+    const allowed: boolean[] = [];
+    for (let i = 0; i < n; i++) allowed.push((await store.hit(key, limit, windowMs)).allowed);
+    return allowed;
+  };
+  const times = (n: number, value: boolean) => Array.from({ length: n }, () => value);
+
+  it('with a large limit (a ring of rows), goes round its ring many times over, counting the same as a plain log', async () => {
+    // A limit of 201 in a 1.5 s window: each burst of 203 is 201 allowed, 2 refused, and the window empties between.
+    for (let round = 0; round < 3; round++) {
+      const started = Date.now();
+      expect(await burst('agent:ring', 203, 201, 1500)).toEqual([...times(201, true), false, false]);
+      await new Promise((r) => setTimeout(r, Math.max(0, started + 1600 - Date.now())));
     }
-    const [head] = await db.sql<Array<{ next_seq: string }>>`
-      select next_seq from gateway.rate_limit_heads where key = 'agent:ring'`;
-    expect(Number(head!.next_seq)).toBe(20);
+    const [head] = await db.sql<Array<{ next_seq: string; ring: number }>>`
+      select next_seq, ring from gateway.rate_limit_heads where key = 'agent:ring'`;
+    expect([Number(head!.next_seq), head!.ring]).toEqual([603, 201]);
   });
 
-  it('keeps every request the window holds when the limit is changed: lower refuses at once, higher allows the difference', async () => {
-    for (let i = 0; i < 2; i++) expect((await store.hit('agent:changed', 5, 2000)).allowed).toBe(true);
+  it('with a large limit, frees a slot exactly as the oldest leaves the window, and keeps every entry when the limit is changed', async () => {
+    expect(await burst('agent:changed', 2, 205, 3000)).toEqual([true, true]);
     await sleep(500);
-    for (let i = 0; i < 3; i++) expect((await store.hit('agent:changed', 5, 2000)).allowed).toBe(true);
-    const lower = await store.hit('agent:changed', 3, 2000);
+    expect(await burst('agent:changed', 203, 205, 3000)).toEqual(times(203, true));
+    const full = await store.hit('agent:changed', 205, 3000);
+    expect([full.allowed, full.remaining]).toEqual([false, 0]);
+    // The oldest of the first two frees a slot: made about 0.5 s (and the 203 checks) before the others.
+    expect(full.resetMs).toBeLessThanOrEqual(2500);
+    // Lowered to 203 (still a ring): 205 in the window, so a slot frees only when three have left it, the oldest two
+    // and then one made 0.5 s after them.
+    const lower = await store.hit('agent:changed', 203, 3000);
     expect([lower.allowed, lower.remaining]).toEqual([false, 0]);
-    // Refused until all but limit - 1 have left the window: the third oldest frees the slot, made just now (the
-    // oldest two were made 0.5 s earlier).
-    expect(lower.resetMs).toBeGreaterThan(1700);
-    expect(lower.resetMs).toBeLessThanOrEqual(2000);
-    const higher = await store.hit('agent:changed', 8, 2000);
+    expect(lower.resetMs).toBeGreaterThan(full.resetMs + 300);
+    // Raised to 208: the ring is laid out again with all 205, and three more are allowed.
+    const higher = await store.hit('agent:changed', 208, 3000);
     expect([higher.allowed, higher.remaining]).toEqual([true, 2]);
-    expect((await store.hit('agent:changed', 8, 2000)).allowed).toBe(true);
-    expect((await store.hit('agent:changed', 8, 2000)).allowed).toBe(true);
-    expect((await store.hit('agent:changed', 8, 2000)).allowed).toBe(false);
+    expect(await burst('agent:changed', 3, 208, 3000)).toEqual([true, true, false]);
+    // Once the oldest two have left the window, two slots free, no more.
+    await sleep(full.resetMs + 100);
+    expect(await burst('agent:changed', 3, 208, 3000)).toEqual([true, true, false]);
   });
 
-  it("carries over the previous version's logs", async () => {
-    const next = await store.hit('agent:kept', 3, 60_000);
-    expect([next.allowed, next.remaining]).toEqual([true, 0]);
-    // The oldest kept entry was 500 ms old when it was carried over: it frees in less than 59.5 s (a new log: 60).
-    expect(next.resetMs).toBeGreaterThan(50_000);
-    expect(next.resetMs).toBeLessThanOrEqual(59_600);
-    expect((await store.hit('agent:kept', 3, 60_000)).allowed).toBe(false);
-    expect((await db.sql`select count(*)::int as n from gateway.rate_limits`)[0]!.n).toBe(0);
+  it("keeps the previous version's logs, and moves an identity's entries between the two forms when its limit crosses 200", async () => {
+    // Kept in place under a small limit: two entries already in the window.
+    const small = await store.hit('agent:kept', 3, 60_000);
+    expect([small.allowed, small.remaining]).toEqual([true, 0]);
+    // The oldest was 500 ms old when the log was written: it frees in less than 59.5 s (a new log: 60).
+    expect(small.resetMs).toBeGreaterThan(50_000);
+    expect(small.resetMs).toBeLessThanOrEqual(59_600);
+    // Under a limit of 300 the three go into a ring, and the fourth joins them there.
+    const large = await store.hit('agent:kept', 300, 60_000);
+    expect([large.allowed, large.remaining]).toEqual([true, 296]);
+    expect((await db.sql`select count(*)::int as n from gateway.rate_limits where key = 'agent:kept'`)[0]!.n).toBe(0);
+    expect((await db.sql`select count(*)::int as n from gateway.rate_limit_slots where key = 'agent:kept'`)[0]!.n).toBe(
+      4,
+    );
+    // And back: under 5, four are in the window and the fifth is the last.
+    const back = await store.hit('agent:kept', 5, 60_000);
+    expect([back.allowed, back.remaining]).toEqual([true, 0]);
+    expect(back.resetMs).toBeLessThanOrEqual(59_600);
+    expect((await store.hit('agent:kept', 5, 60_000)).allowed).toBe(false);
+    expect((await db.sql`select count(*)::int as n from gateway.rate_limit_heads where key = 'agent:kept'`)[0]!.n).toBe(
+      0,
+    );
   });
 
   it.skipIf(oneSession)(
-    `never allows more than the limit to requests racing from two replicas${oneSession ? ` (skipped: ${oneSession})` : ''}`,
+    `never allows more than the limit to requests racing from two replicas, in either form${oneSession ? ` (skipped: ${oneSession})` : ''}`,
     async () => {
       const other = postgres(db.url, { max: 4, onnotice: () => {} });
       try {
         const replicas = [store, createRateLimitStore(other as never)];
-        const outcomes = await Promise.all(
-          Array.from({ length: 40 }, (_, i) => replicas[i % 2]!.hit('agent:raced', 25, 60_000)),
-        );
-        expect(outcomes.filter((o) => o.allowed)).toHaveLength(25);
-        expect(
-          outcomes
-            .filter((o) => o.allowed)
-            .map((o) => o.remaining)
-            .sort((a, b) => a - b),
-        ).toEqual(Array.from({ length: 25 }, (_, i) => i));
+        for (const limit of [25, 225]) {
+          const outcomes = await Promise.all(
+            Array.from({ length: limit + 15 }, (_, i) => replicas[i % 2]!.hit(`agent:raced${limit}`, limit, 60_000)),
+          );
+          const allowed = outcomes.filter((o) => o.allowed);
+          expect(allowed).toHaveLength(limit);
+          expect(allowed.map((o) => o.remaining).sort((a, b) => a - b)).toEqual(
+            Array.from({ length: limit }, (_, i) => i),
+          );
+        }
       } finally {
         await other.end();
       }
     },
   );
 
-  it('forgets identities idle for a window, and only those', async () => {
+  it('forgets identities idle for a window, in either form, and only those', async () => {
     await store.hit('ip:idle', 10, 60_000);
-    await db.sql`update gateway.rate_limit_heads set last_ms = last_ms - 120000 where key = 'ip:idle'`;
+    await store.hit('agent:idle', 500, 60_000);
+    await db.sql`update gateway.rate_limits set last_ms = last_ms - 120000 where key = 'ip:idle'`;
+    await db.sql`update gateway.rate_limit_heads set last_ms = last_ms - 120000 where key = 'agent:idle'`;
     await store.hit('ip:busy', 10, 60_000);
-    expect(await store.forgetIdle(60_000)).toBeGreaterThanOrEqual(1);
-    const keys = await db.sql<Array<{ key: string }>>`
-      select key from gateway.rate_limit_heads union all select key from gateway.rate_limit_slots`;
-    expect(keys.map((k) => k.key)).not.toContain('ip:idle');
-    expect(keys.map((k) => k.key)).toContain('ip:busy');
+    await store.hit('agent:busy', 500, 60_000);
+    expect(await store.forgetIdle(60_000)).toBeGreaterThanOrEqual(2);
+    const keys = (
+      await db.sql<Array<{ key: string }>>`
+        select key from gateway.rate_limits union all select key from gateway.rate_limit_heads
+        union all select key from gateway.rate_limit_slots`
+    ).map((k) => k.key);
+    expect(keys).not.toContain('ip:idle');
+    expect(keys).not.toContain('agent:idle');
+    expect(keys).toContain('ip:busy');
+    expect(keys).toContain('agent:busy');
   });
 });

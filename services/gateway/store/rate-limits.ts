@@ -7,7 +7,7 @@ export interface RateLimitOutcome {
   resetMs: number;
 }
 
-/** The shared rate-limit log in Postgres (schema gateway, migration 003), the same for every gateway replica. */
+/** The shared rate-limit log in Postgres (schema gateway, migrations 001-003), the same for every gateway replica. */
 export function createRateLimitStore(sql: Sql) {
   return {
     /** Counts one request of an identity against its limit if there is room; one round trip. */
@@ -20,11 +20,11 @@ export function createRateLimitStore(sql: Sql) {
     /** Forgets identities with no request in the last window (they would start empty anyway). */
     async forgetIdle(windowMs: number): Promise<number> {
       const rows = await sql`
-        with idle as (
-          delete from gateway.rate_limit_heads
-          where last_ms < (extract(epoch from clock_timestamp()) * 1000)::bigint - ${windowMs} returning key
-        ), slots as (delete from gateway.rate_limit_slots s using idle where s.key = idle.key)
-        select key from idle`;
+        with horizon as (select (extract(epoch from clock_timestamp()) * 1000)::bigint - ${windowMs} as ms),
+        logs as (delete from gateway.rate_limits where last_ms < (select ms from horizon) returning key),
+        rings as (delete from gateway.rate_limit_heads where last_ms < (select ms from horizon) returning key),
+        slots as (delete from gateway.rate_limit_slots s using rings where s.key = rings.key)
+        select key from logs union all select key from rings`;
       return rows.length;
     },
   };
