@@ -141,7 +141,9 @@ for (const kind of ['in-process', 'nats'] as const) {
       const widened = await bus.actionEvents.consume({ name: 'c-only', concurrency: 4, log, handler });
       const created = event(23, 'acc_A', 'action.created');
       await bus.actionEvents.append([created]);
-      await expect.poll(() => got).toContain(created.id);
+      // Over NATS, now and then (3 runs in 12 on the slow machine of 2026-11-27) the server still holds the pull the
+      // stopped consumer left, hands it the event, and gives it to the widened one 15 s later: late, never lost.
+      await expect.poll(() => got, { timeout: kind === 'nats' ? 20_000 : 1_000 }).toContain(created.id);
       await widened.stop();
     });
 
@@ -218,24 +220,6 @@ for (const kind of ['in-process', 'nats'] as const) {
       await sink.stop();
     });
 
-    it.skipIf(kind !== 'in-process')(
-      'shows a creation appended again once, though only resolutions are kept for resuming',
-      async () => {
-        const sink = await bus.actionEvents.consume({ name: 'once', concurrency: 1, log, handler: async () => {} });
-        const account = `acc_O${randomBytes(3).toString('hex')}`;
-        const created = event(20, account, 'action.created');
-        const watched: string[] = [];
-        const off = bus.actionEvents.watch(account, (x) => watched.push(x.id));
-        await bus.actionEvents.append([created]);
-        await bus.actionEvents.append([created]);
-        await expect.poll(() => watched, { timeout: 5000 }).toEqual([created.id]);
-        await new Promise((r) => setTimeout(r, 50));
-        expect(watched).toEqual([created.id]);
-        off();
-        await sink.stop();
-      },
-    );
-
     it('follows an account from after a given event: the kept ones after it first, then live ones', async () => {
       const sink = await bus.actionEvents.consume({ name: 'sink', concurrency: 1, log, handler: async () => {} });
       const account = `acc_F${randomBytes(3).toString('hex')}`;
@@ -272,3 +256,22 @@ for (const kind of ['in-process', 'nats'] as const) {
     });
   });
 }
+
+describe('in-process action event stream: what it keeps', () => {
+  it('shows a creation appended again once, though only resolutions are kept for resuming', async () => {
+    const bus = createInProcessBus({ prefix: `aek${randomBytes(4).toString('hex')}`, timeoutMs: 2000 });
+    const sink = await bus.actionEvents.consume({ name: 'once', concurrency: 1, log, handler: async () => {} });
+    const account = `acc_O${randomBytes(3).toString('hex')}`;
+    const created = event(20, account, 'action.created');
+    const watched: string[] = [];
+    const off = bus.actionEvents.watch(account, (x) => watched.push(x.id));
+    await bus.actionEvents.append([created]);
+    await bus.actionEvents.append([created]);
+    await expect.poll(() => watched, { timeout: 5000 }).toEqual([created.id]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(watched).toEqual([created.id]);
+    off();
+    await sink.stop();
+    await bus.close();
+  });
+});
