@@ -1,6 +1,7 @@
 // The yardsticks of the create case, each in its own process: a bare fastify + zod + one-insert server
 // (reference-server.ts) on the same Postgres, loaded beside the real service, and a server answering from memory
-// (floor-server.ts), the latency floor of the machine (action-creation.ts).
+// (floor-server.ts), the latency floor of the machine (action-creation.ts); and the vault case's upstream API
+// (upstream-server.ts, vault-execution.ts).
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 // The yardstick runs with the services' own Node.js flags, so the ratios compare the code, not the tuning.
@@ -23,6 +24,11 @@ export function startReference(databaseUrl: string): Promise<BenchServer> {
 /** Starts the floor server (no database). */
 export function startFloorServer(): Promise<BenchServer> {
   return startBenchServer('test/bench/floor-server.ts', {});
+}
+
+/** Starts the vault case's HTTPS upstream (upstream-server.ts) with this certificate. */
+export function startUpstreamServer(cert: { key: string; cert: string }): Promise<BenchServer> {
+  return startBenchServer('test/bench/upstream-server.ts', { UPSTREAM_KEY: cert.key, UPSTREAM_CERT: cert.cert });
 }
 
 async function startBenchServer(script: string, env: Record<string, string>): Promise<BenchServer> {
