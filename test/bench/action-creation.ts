@@ -4,13 +4,16 @@
 // drift and the tables' growth fall on all alike: one after the other, the reference alone swung between 8,500 and
 // 11,800 creates/s from run to run. Then each alone (the others stopped) at half its rate, evenly paced, three runs
 // (each measured after 2 s at that pace): latency below saturation, beside the floor, a server answering from memory
-// at the same pace (what the machine and the generator alone add).
+// at the same pace (what the machine and the generator alone add), and a bare commit probed beside each run (what the
+// disk alone adds: a run whose p99 a stalled WAL flush set shows a slow probe too).
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
 import {
   checkpointNow,
   checkpointsBegun,
+  commitProbe,
+  type CommitFloor,
   databaseProbe,
   printDatabasePerRequest,
   printWaits,
@@ -111,7 +114,7 @@ const JIT_WARM_UP_SECONDS = 3;
  */
 const PACED_RUNS = Number(process.env.BENCH_PACED_RUNS ?? 3);
 
-type PacedFigures = Figures & { warmUpP99?: number; checkpoints?: number | null };
+type PacedFigures = Figures & { warmUpP99?: number; checkpoints?: number | null; commits?: CommitFloor };
 
 /** One contender's paced runs, the floor at the same pace, and what its database waited for meanwhile. */
 interface PacedContender {
@@ -155,9 +158,12 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
         for (let run = 1; run <= PACED_RUNS; run++) {
           const before = await checkpointsBegun(databaseUrl);
           const name = `${tag}  at half its rate, paced (${Math.round(rate)}/s), run ${run}`;
+          const probe = commitProbe(databaseUrl);
+          await probe.start();
           const figures = await pace(name, side.url, side.headers, side.body, rate);
+          const commits = await probe.stop();
           const after = await checkpointsBegun(databaseUrl);
-          runs.push({ ...figures, checkpoints: before === null || after === null ? null : after - before });
+          runs.push({ ...figures, commits, checkpoints: before === null || after === null ? null : after - before });
         }
         const waits = await sampler.stop();
         const floorRun = await pace(
@@ -186,6 +192,9 @@ function printFloors(paced: PacedContender[]): void {
       `p99 at half rate ${tag}: median ${median(p99s).toFixed(1)} ms of ${runs.length} runs (${p99s.map((p) => p.toFixed(1)).join(', ')}; goal < 10 ms); ` +
         `the floor at the same pace ${floor.p99.toFixed(1)} ms; the ${PACED_WARM_UP_SECONDS} s before each, at that pace, not counted: ` +
         `p99 ${runs.map((r) => r.warmUpP99?.toFixed(1)).join(', ')} ms; checkpoints begun while paced: ${runs.map((r) => r.checkpoints ?? 'unknown').join(', ')}`,
+    );
+    out(
+      `  a bare commit beside each run of ${tag} (commitProbe), p99 / longest: ${runs.map((r) => (r.commits ? `${r.commits.p99.toFixed(1)} / ${r.commits.max.toFixed(1)}` : 'unknown')).join(', ')} ms`,
     );
     printWaits(`${tag} at half rate`, waits);
   }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 // What Postgres did per request in one bench run, from the bench database's own statistics (pg_stat_database):
 // transactions committed and rows written. Unlike CPU time, these do not depend on what else the machine runs.
 import postgres from 'postgres';
@@ -91,6 +92,50 @@ export function waitSampler(url: string) {
       await sql.end({ timeout: 1 });
       const total = [...counts.values()].reduce((a, b) => a + b, 0);
       return Object.fromEntries([...counts].map(([k, v]) => [k, v / Math.max(1, total)]));
+    },
+  };
+}
+
+/** Latencies of a commit probe: p50, p99 and the longest, in ms. */
+export interface CommitFloor {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * The machine's floor for a commit: on a connection of its own, every 20 ms, a transaction that writes one WAL record
+ * and nothing else (a transactional logical message: no table, and its commit waits for the WAL flush as a create's
+ * does; a transaction that only takes an id commits without waiting). A paced run's p99 set by the disk (a flush held
+ * up by the kernel writing back dirty pages, say) shows here as a slow probe in the same run.
+ */
+export function commitProbe(url: string) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const latencies: number[] = [];
+  let running = false;
+  let loop: Promise<void> = Promise.resolve();
+  const run = async () => {
+    while (running) {
+      const started = performance.now();
+      await sql`select pg_logical_emit_message(true, 'bench-commit-probe', '')`;
+      latencies.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return {
+    async start(): Promise<void> {
+      await sql`select 1`; // the connection is open before the first timed probe
+      latencies.length = 0;
+      running = true;
+      loop = run().catch(() => {});
+    },
+    async stop(): Promise<CommitFloor> {
+      running = false;
+      await loop;
+      await sql.end({ timeout: 1 });
+      const sorted = latencies.sort((a, b) => a - b);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+      return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0 };
     },
   };
 }
