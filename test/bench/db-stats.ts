@@ -1,6 +1,6 @@
-import { performance } from 'node:perf_hooks';
 // What Postgres did per request in one bench run, from the bench database's own statistics (pg_stat_database):
 // transactions committed and rows written. Unlike CPU time, these do not depend on what else the machine runs.
+import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { out } from './load.js';
 

@@ -72,6 +72,10 @@ export async function vaultExecution(options: {
   });
   const upstreamServer = await startUpstreamServer(cert);
   const upstream = { origin: upstreamServer.url };
+  const stopUpstreams = async () => {
+    await upstreamServer.stop();
+    await sameLoop.close();
+  };
   const stack = await startStack({
     mode: options.mode,
     databaseUrl: options.databaseUrl,
@@ -86,6 +90,9 @@ export async function vaultExecution(options: {
       // claims, whose commits wait for the WAL flush, and behind the workers.
       DB_POOL_SIZE: process.env.BENCH_VAULT_POOL ?? '10',
     },
+  }).catch(async (err: unknown) => {
+    await stopUpstreams();
+    throw err;
   });
   const direct = new Agent({ connect: { ca: cert.cert } });
   try {
@@ -164,8 +171,7 @@ export async function vaultExecution(options: {
   } finally {
     await direct.close();
     await stack.stop();
-    await upstreamServer.stop();
-    await sameLoop.close();
+    await stopUpstreams();
   }
 }
 
