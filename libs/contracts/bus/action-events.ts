@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
 import { fromCents } from '../amounts.js';
+import { apiTimestamp } from '../timestamps.js';
 import { type QuorumApproval, QuorumView } from '../http/actions.js';
 
 /** A timestamp as Postgres writes it into JSON, normalized to the API's ISO 8601 UTC form (toISOString). */
 const Timestamp = z.string().transform((s, ctx) => {
-  const t = Date.parse(s);
-  if (Number.isNaN(t)) {
+  const iso = apiTimestamp(s);
+  if (iso === null) {
     ctx.addIssue({ code: 'custom', message: 'is not a timestamp' });
     return z.NEVER;
   }
-  return new Date(t).toISOString();
+  return iso;
 });
 
 export const actionEventTypes = ['action.created', 'action.resolved'] as const;
