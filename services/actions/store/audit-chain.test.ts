@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
@@ -28,7 +29,7 @@ describe('audit chain sealing by horizon (real Postgres)', () => {
   const sealAll = async (store: ReturnType<typeof createAuditChainStore>, batch: number) => {
     const rounds: Array<[number, boolean]> = [];
     for (let attempt = 0; attempt < 400 && (await waiting()) > 0; attempt++) {
-      const round = await store.seal(batch, true);
+      const round = await store.seal(batch);
       if (round.sealedAt.length) rounds.push([round.sealedAt.length, round.full]);
       else await new Promise((r) => setTimeout(r, 5));
     }
@@ -51,7 +52,7 @@ describe('audit chain sealing by horizon (real Postgres)', () => {
       });
       await written;
       await write(db.sql, 'acc_h', 'later');
-      const whileRunning = await store.seal(100, true);
+      const whileRunning = await store.seal(100);
       expect(whileRunning.sealedAt).toHaveLength(0);
       expect(await waiting()).toBe(1); // the later one waits; the older one is not visible yet
       release();
@@ -80,30 +81,61 @@ describe('audit chain sealing by horizon (real Postgres)', () => {
       [1, 'e1'],
       [2, 'e3'],
     ]);
-    expect((await store.seal(2, false)).sealedAt).toHaveLength(0);
+    expect((await store.seal(2)).sealedAt).toHaveLength(0);
+  });
+
+  it('a store whose kept chain heads another sealer has passed reads them again', async () => {
+    const [first, second] = [createAuditChainStore(db.sql as never), createAuditChainStore(db.sql as never)];
+    await write(db.sql, 'acc_k', 'k1');
+    await sealAll(first, 100);
+    await write(db.sql, 'acc_k', 'k2');
+    await sealAll(second, 100);
+    await write(db.sql, 'acc_k', 'k3');
+    await sealAll(first, 100);
+    expect(await chainOf('acc_k')).toEqual([
+      [1, 'k1'],
+      [2, 'k2'],
+      [3, 'k3'],
+    ]);
   });
 
   it.skipIf(oneSession)(
-    `skips a round while another sealer holds the chain, and a waiting one goes after it${skipped}`,
+    `of two sealers that read the same cursor, the one overtaken writes nothing and says so${skipped}`,
     async () => {
-      const store = createAuditChainStore(db.sql as never);
       await write(db.sql, 'acc_z', 'z1');
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => (locked = resolve));
-      const other = db.sql.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(hashtext('actions.audit_chain'), 0)`;
-        locked();
+      let sealed!: () => void;
+      const isSealed = new Promise<void>((resolve) => (sealed = resolve));
+      // A replica's round, written but not yet committed: it holds the cursor's row.
+      const replica = db.sql.begin(async (tx) => {
+        const store = createAuditChainStore(tx as never);
+        let round = await store.seal(100);
+        // Another test's transaction running at the moment holds the horizon back, briefly.
+        for (let i = 0; i < 400 && !round.sealedAt.length; i++) {
+          await new Promise((r) => setTimeout(r, 5));
+          round = await store.seal(100);
+        }
+        expect(round.sealedAt).toHaveLength(1);
+        sealed();
         await held;
       });
-      await isLocked;
-      expect(await store.seal(100, false)).toMatchObject({ sealedAt: [], horizon: null });
-      const waited = store.seal(100, true);
+      await isSealed;
+      // A session of its own: the file's two are the replica's and the one that watches.
+      const own = postgres(db.url, { max: 1, onnotice: () => {} });
+      const overtaken = createAuditChainStore(own as never).seal(100);
+      // Its write waits for the replica's row; once the replica commits, the cursor it read is gone.
+      for (let i = 0; i < 400; i++) {
+        const [{ n }] = await db.sql<[{ n: number }]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`;
+        if (n > 0) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
       release();
-      await other;
-      expect((await waited).horizon).not.toBeNull();
-      await sealAll(store, 100);
+      await replica;
+      expect(await overtaken).toEqual({ sealedAt: [], full: false, horizon: null });
+      await own.end();
       expect(await chainOf('acc_z')).toEqual([[1, 'z1']]);
     },
   );

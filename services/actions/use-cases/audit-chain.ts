@@ -13,15 +13,16 @@ export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'request
   const { auditChain, requests, receiptKeys } = deps;
 
   /**
-   * Seals every event written before the reader asked (waiting for a sealer busy meanwhile, and for transactions
-   * still running then to end: an event of one of them may yet commit below the reader's moment).
+   * Seals every event written before the reader asked (going again when another sealer got there first, and
+   * waiting for transactions still running then to end: an event of one of them may yet commit below the reader's moment).
    */
   const sealNow = async (): Promise<void> => {
     const asked = BigInt(await auditChain.nextTransaction());
     for (let attempt = 0; attempt < READER_ATTEMPTS; attempt++) {
-      const round = await auditChain.seal(BATCH, true);
-      if (round.full) continue;
-      if (BigInt(round.horizon!) >= asked) return;
+      const round = await auditChain.seal(BATCH);
+      // Full, or another sealer (a replica) moved the cursor first: go again at once.
+      if (round.full || round.horizon === null) continue;
+      if (BigInt(round.horizon) >= asked) return;
       await new Promise((r) => setTimeout(r, READER_PAUSE_MS));
     }
   };
