@@ -7,13 +7,27 @@ const generic = (event: Parameters<typeof auditEventHash>[0]) =>
 
 const pick = <T>(values: T[]): T => values[Math.floor(Math.random() * values.length)]!;
 const text = () =>
-  pick(['', 'a', 'agent:agt_1', 'é', '😀', '"quoted"', 'back\\slash', 'line\nbreak', '\u0000\u001f', '\u2028', 'Z'.repeat(40)]);
+  pick([
+    '',
+    'a',
+    'agent:agt_1',
+    'é',
+    '😀',
+    '"quoted"',
+    'back\\slash',
+    'line\nbreak',
+    '\u0000\u001f',
+    '\u2028',
+    'Z'.repeat(40),
+  ]);
 const value = (depth: number): unknown =>
   depth > 2
     ? pick([null, true, false, 0, -1, 9.99, 1e21, 1e-7, 123456789.125, text()])
     : pick([null, 7, -0.5, text(), [value(depth + 1), value(depth + 1)], data(depth + 1)]);
 const data = (depth = 0): Record<string, unknown> =>
-  Object.fromEntries(Array.from({ length: Math.floor(Math.random() * 5) }, () => [text() + pick(['', 'b', 'A']), value(depth)]));
+  Object.fromEntries(
+    Array.from({ length: Math.floor(Math.random() * 5) }, () => [text() + pick(['', 'b', 'A']), value(depth)]),
+  );
 
 describe('auditEventHash', () => {
   it('equals the hash of the generic canonical JSON for the edge cases and 5,000 random events', () => {
