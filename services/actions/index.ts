@@ -27,6 +27,7 @@ import { createAuditChainStore } from './store/audit-chain.js';
 import type { ReceiptKeys } from './domain/receipt-keys.js';
 import { createReceiptIssuer } from './use-cases/receipts.js';
 import { startAuditSealer } from './workers/audit-sealer.js';
+import { type SealerThreadData, startAuditSealerThread } from './workers/audit-sealer-threaded.js';
 
 export { type PolicyDecider, policyOverBus } from './adapters/policy.js';
 export {
@@ -48,6 +49,11 @@ export interface ActionsServiceInput {
   receiptKeys: ReceiptKeys;
   /** The receipts' `iss`, read when signing (all-in-one knows its address only once it listens). */
   receiptIssuer: () => string;
+  /**
+   * Seal the audit chain on a thread of its own, with one more connection to this database (not on the embedded
+   * Postgres, which serves one session): the thread's start data. Without it the sealer runs on the process's thread.
+   */
+  sealerThread?: Omit<SealerThreadData, 'intervalMs'>;
 }
 
 /**
@@ -104,13 +110,13 @@ export async function startActionsService(input: ActionsServiceInput) {
     log,
   });
   const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log, keysVacuum);
-  const sealer = settings.RECEIPTS
-    ? startAuditSealer({
-        chain: auditChain,
-        intervalMs: settings.AUDIT_SEAL_INTERVAL_MS,
-        log: log.child({ component: 'audit-sealer' }),
-      })
-    : undefined;
+  const sealerLog = log.child({ component: 'audit-sealer' });
+  const intervalMs = settings.AUDIT_SEAL_INTERVAL_MS;
+  const sealer = !settings.RECEIPTS
+    ? undefined
+    : input.sealerThread
+      ? startAuditSealerThread({ data: { ...input.sealerThread, intervalMs }, log: sealerLog })
+      : startAuditSealer({ chain: auditChain, intervalMs, log: sealerLog });
   return {
     async stop() {
       await sealer?.stop();

@@ -28,5 +28,10 @@ await runServiceProcess({
         requireSetting(parts.config, 'RECEIPT_KEYS', 'the keys that sign receipts and audit heads'),
       ),
       receiptIssuer: () => defaultReceiptIssuer(parts.config),
+      sealerThread: {
+        databaseUrl: requireSetting(parts.config, 'DATABASE_URL', 'the actions service stores requests in Postgres'),
+        service: 'actions',
+        logLevel: parts.config.LOG_LEVEL,
+      },
     }),
 });

@@ -83,6 +83,10 @@ try {
     policy: policyOverBus(bus),
     receiptKeys,
     receiptIssuer,
+    // The embedded Postgres serves one session: there the sealer shares the process's thread and connection.
+    ...(config.DATABASE_URL && {
+      sealerThread: { databaseUrl: config.DATABASE_URL, service: 'all-in-one', logLevel: config.LOG_LEVEL },
+    }),
   });
   const vault = await startVaultExecutor({
     bus,

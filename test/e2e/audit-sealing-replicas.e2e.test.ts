@@ -1,6 +1,7 @@
-// Audit chain sealing with two actions replicas over NATS (DESIGN 5.2): both seal at once, each account under its
-// advisory lock, while creates land on either replica. Every event is sealed exactly once, each account's chain is
-// gapless and verifies, and both replicas did sealing work.
+// Audit chain sealing with two actions replicas over NATS (DESIGN 5.2): both seal at once, each on its sealer thread
+// (a round's write goes through only if the cursor it read is still there), while creates land on either replica.
+// Every event is sealed exactly once, each account's chain is gapless and verifies, and both replicas did sealing
+// work (their sealing-lag histograms, fed from the threads, counted it).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyAuditChain, type AuditEvent } from '@agent-auth/client';
 import { createTestDatabase } from '../infra/database.js';

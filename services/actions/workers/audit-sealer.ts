@@ -21,21 +21,23 @@ export function startAuditSealer(input: {
   intervalMs: number;
   log: Logger;
   roundEvents?: number;
+  /** Each round's sealing lags, in seconds (default: into this process's sealing-lag histogram). */
+  sealed?: (lagsSeconds: number[]) => void;
 }): {
   stop(): Promise<void>;
 } {
   const { chain, log, roundEvents = SEAL_ROUND_EVENTS } = input;
-  const lag = sealingLag();
+  const sealed = input.sealed ?? observeSealingLags();
   let running: Promise<void> | null = null;
   let stopped = false;
   const round = async () => {
     try {
       // A full round means more may be waiting: go round again at once rather than after the interval.
       for (let full = true; full && !stopped; ) {
-        const sealed = await chain.seal(roundEvents);
+        const round = await chain.seal(roundEvents);
         const now = Date.now();
-        for (const at of sealed.sealedAt) lag.observe((now - at.getTime()) / 1000);
-        full = sealed.full;
+        if (round.sealedAt.length) sealed(round.sealedAt.map((at) => (now - at.getTime()) / 1000));
+        full = round.full;
       }
     } catch (err) {
       log.error({ err }, 'audit sealing failed; retrying next round');
@@ -51,5 +53,13 @@ export function startAuditSealer(input: {
       clearInterval(timer);
       await running;
     },
+  };
+}
+
+/** Records sealing lags (seconds) in this process's sealing-lag histogram. */
+export function observeSealingLags(): (lagsSeconds: number[]) => void {
+  const lag = sealingLag();
+  return (lags) => {
+    for (const seconds of lags) lag.observe(seconds);
   };
 }
