@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  unpairedSurrogatePath,
   ActionEvent,
   actionOfSnapshot,
   outcomeOfSnapshot,
@@ -140,5 +141,17 @@ describe('the outcome of a resolution event', () => {
     const parsed = ActionEvent.safeParse(event({ reason: 1 }));
     expect(parsed.success).toBe(true);
     expect(parsed.data?.outcome).toBeUndefined();
+  });
+});
+
+describe('unpairedSurrogatePath', () => {
+  it('names the first string or key holding a surrogate without its other half, and passes paired ones', () => {
+    const check = (text: string) => unpairedSurrogatePath(text, JSON.parse(text));
+    expect(check('{"a":"\\ud800"}')).toBe('a');
+    expect(check('{"a":{"b":["x","\\udc00"]}}')).toBe('a.b.1');
+    expect(check('{"k\\ud83d":1}')).toBe('k\\ud83d');
+    expect(check('"\\udfff"')).toBe('body');
+    expect(check('{"a":"\\ud83d\\ude00","b":"😀","c":"\\\\ud800"}')).toBeNull();
+    expect(check('{"a":"plain"}')).toBeNull();
   });
 });

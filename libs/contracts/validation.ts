@@ -53,3 +53,35 @@ export function tooDeepPath(value: unknown, max = MAX_JSON_DEPTH): string | null
   }
   return null;
 }
+
+// With the u flag a surrogate pair is one code point, so this matches only a surrogate without its other half.
+const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u;
+// JSON text can only carry a lone surrogate as a \uD8xx-\uDFxx escape (raw bytes that are not UTF-8 arrive as U+FFFD).
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * The path of the first string (or key) of a parsed JSON body holding an unpaired UTF-16 surrogate, or null. Such a
+ * string is not Unicode text: Postgres refuses it in JSON and text. `text` is the body as received; only a body that
+ * escapes a surrogate is walked.
+ */
+export function unpairedSurrogatePath(text: string, value: unknown): string | null {
+  if (!SURROGATE_ESCAPE.test(text)) return null;
+  const stack: Array<{ value: unknown; path: string[] }> = [{ value, path: [] }];
+  // The path as text that is itself Unicode: a key's lone surrogate is shown as its escape.
+  const shown = (path: string[]) =>
+    (path.slice(0, 4).join('.') + (path.length > 4 ? '…' : '') || 'body').replace(
+      /[\uD800-\uDFFF]/gu,
+      (c) => `\\u${c.charCodeAt(0).toString(16)}`,
+    );
+  while (stack.length) {
+    const item = stack.pop()!;
+    if (typeof item.value === 'string' && UNPAIRED_SURROGATE.test(item.value)) return shown(item.path);
+    if (item.value === null || typeof item.value !== 'object') continue;
+    for (const [key, child] of Object.entries(item.value)) {
+      const path = [...item.path, key];
+      if (UNPAIRED_SURROGATE.test(key)) return shown(path);
+      stack.push({ value: child, path });
+    }
+  }
+  return null;
+}

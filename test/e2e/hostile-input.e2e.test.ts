@@ -101,6 +101,27 @@ for (const { mode, skip } of modes) {
       expect(ok.status).toBe(200);
     });
 
+    it('refuses a string with an unpaired surrogate with a 400 naming the field; a paired one is stored', async () => {
+      const agent = { 'x-api-key': acct.api_key, 'content-type': 'application/json' };
+      for (const [raw, field] of [
+        ['{"action_type":"purchase","title":"t","description":"\\ud800"}', 'description'],
+        ['{"action_type":"purchase","title":"\\udc00x"}', 'title'],
+        ['{"action_type":"purchase","title":"t","metadata":{"a":["ok","\\ud83d"]}}', 'metadata.a.1'],
+        ['{"action_type":"purchase","title":"t","metadata":{"k\\udfff":1}}', 'metadata.k\\udfff'],
+      ] as const) {
+        const r = await api.call('POST', '/actions', { headers: agent, raw });
+        expect(r.status, raw).toBe(400);
+        expect(r.body.code).toBe('malformed_json');
+        expect(r.body.detail).toContain(`${field} holds an unpaired UTF-16 surrogate`);
+      }
+      const paired = await api.call('POST', '/actions', {
+        headers: agent,
+        raw: '{"action_type":"purchase","title":"\\ud83d\\ude00 and \\\\ud800 as text"}',
+      });
+      expect(paired.status).toBe(200);
+      expect(paired.body.title).toBe('😀 and \\ud800 as text');
+    });
+
     it('answers HEAD on a stream with its headers and no body, and OPTIONS with the allowed methods', async () => {
       const head = await fetch(`${stack.baseUrl}/device/events`, {
         method: 'HEAD',

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors, isAppError, isDatabaseUnavailable } from '@agent-auth/errors';
 import { noteRefusal } from './observability.js';
-import { MAX_JSON_DEPTH, tooDeepPath } from '@agent-auth/contracts';
+import { MAX_JSON_DEPTH, tooDeepPath, unpairedSurrogatePath } from '@agent-auth/contracts';
 
 /** Maps anything thrown while serving a request to one AppError: the single place errors become HTTP. */
 function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): AppError {
@@ -66,6 +66,14 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     // Before anything recursive (validation, size checks, JSON.stringify) touches it.
     const deep = tooDeepPath(parsed);
     if (deep !== null) return done(errors.nestedTooDeeply(deep || 'body', MAX_JSON_DEPTH), undefined);
+    const unpaired = unpairedSurrogatePath(text, parsed);
+    if (unpaired !== null)
+      return done(
+        errors.malformedJson(
+          `${unpaired} holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its other half), which is not Unicode text`,
+        ),
+        undefined,
+      );
     done(null, parsed);
   });
 
