@@ -35,6 +35,9 @@ function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
 /** Most levels of nesting a JSON body may have (DESIGN 5.5); checked before any recursive work on it. */
 export const MAX_JSON_DEPTH = 32;
 
+/** A body path as an error names it: its first four keys, and an ellipsis when there are more. */
+const shownPath = (path: string[]) => path.slice(0, 4).join('.') + (path.length > 4 ? '…' : '');
+
 /**
  * The path of the first value nested deeper than `max` levels (an object or array at the top is level 1), or
  * null. Iterative, so a hostile depth cannot overflow the stack; the path shows the first few keys only.
@@ -45,7 +48,7 @@ export function tooDeepPath(value: unknown, max = MAX_JSON_DEPTH): string | null
     const item = stack.pop()!;
     if (item.value === null || typeof item.value !== 'object') continue;
     const depth = item.depth + 1;
-    if (depth > max) return item.path.slice(0, 4).join('.') + (item.path.length > 4 ? '…' : '');
+    if (depth > max) return shownPath(item.path);
     for (const [key, child] of Object.entries(item.value)) {
       if (child !== null && typeof child === 'object')
         stack.push({ value: child, depth, path: item.path.length < 5 ? [...item.path, key] : item.path });
@@ -56,6 +59,7 @@ export function tooDeepPath(value: unknown, max = MAX_JSON_DEPTH): string | null
 
 // With the u flag a surrogate pair is one code point, so this matches only a surrogate without its other half.
 const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u;
+const UNPAIRED_SURROGATES = new RegExp(UNPAIRED_SURROGATE.source, 'gu');
 // JSON text can only carry a lone surrogate as a \uD8xx-\uDFxx escape (raw bytes that are not UTF-8 arrive as U+FFFD).
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
@@ -69,10 +73,7 @@ export function unpairedSurrogatePath(text: string, value: unknown): string | nu
   const stack: Array<{ value: unknown; path: string[] }> = [{ value, path: [] }];
   // The path as text that is itself Unicode: a key's lone surrogate is shown as its escape.
   const shown = (path: string[]) =>
-    (path.slice(0, 4).join('.') + (path.length > 4 ? '…' : '') || 'body').replace(
-      /[\uD800-\uDFFF]/gu,
-      (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-    );
+    (shownPath(path) || 'body').replace(UNPAIRED_SURROGATES, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   while (stack.length) {
     const item = stack.pop()!;
     if (typeof item.value === 'string' && UNPAIRED_SURROGATE.test(item.value)) return shown(item.path);

@@ -3,6 +3,8 @@ import { parseKeyring } from '@agent-auth/encryption';
 import { databaseOf, runServiceProcess } from '@agent-auth/lifecycle';
 import { defaultReceiptIssuer, parseReceiptKeys, policyOverBus, startActionsService } from './index.js';
 
+const DATABASE_WHY = 'the actions service stores requests in Postgres';
+
 const keyringOf = (config: Config) =>
   parseSetting(
     'ACTIONS_KEYS',
@@ -13,7 +15,7 @@ const keyringOf = (config: Config) =>
 await runServiceProcess({
   name: 'actions',
   title: 'actions service',
-  database: 'the actions service stores requests in Postgres',
+  database: DATABASE_WHY,
   bus: 'services talk over NATS',
   preflight: keyringOf,
   start: async (parts) =>
@@ -29,7 +31,7 @@ await runServiceProcess({
       ),
       receiptIssuer: () => defaultReceiptIssuer(parts.config),
       sealerThread: {
-        databaseUrl: requireSetting(parts.config, 'DATABASE_URL', 'the actions service stores requests in Postgres'),
+        databaseUrl: requireSetting(parts.config, 'DATABASE_URL', DATABASE_WHY),
         service: 'actions',
         logLevel: parts.config.LOG_LEVEL,
       },

@@ -34,10 +34,10 @@ export function startAuditSealer(input: {
     try {
       // A full round means more may be waiting: go round again at once rather than after the interval.
       for (let full = true; full && !stopped; ) {
-        const round = await chain.seal(roundEvents);
+        const outcome = await chain.seal(roundEvents);
         const now = Date.now();
-        if (round.sealedAt.length) sealed(round.sealedAt.map((at) => (now - at.getTime()) / 1000));
-        full = round.full;
+        if (outcome.sealedAt.length) sealed(outcome.sealedAt.map((at) => (now - at.getTime()) / 1000));
+        full = outcome.full;
       }
     } catch (err) {
       log.error({ err }, 'audit sealing failed; retrying next round');
