@@ -37,6 +37,7 @@ import {
 } from './load.js';
 import { pacedLoad } from './paced.js';
 import { startFloorServer, startReference } from './reference.js';
+import { describeBursts, type WritebackBurst, writebackProbe } from './writeback.js';
 
 export const PURCHASE = {
   action_type: 'purchase',
@@ -119,7 +120,12 @@ const JIT_WARM_UP_SECONDS = 3;
  */
 const PACED_RUNS = Number(process.env.BENCH_PACED_RUNS ?? 3);
 
-type PacedFigures = Figures & { warmUpP99?: number; checkpoints?: number | null; commits?: CommitFloor };
+type PacedFigures = Figures & {
+  warmUpP99?: number;
+  checkpoints?: number | null;
+  commits?: CommitFloor;
+  writeback?: WritebackBurst[] | null;
+};
 
 /** One contender's paced runs, the floor at the same pace, and what its database waited for meanwhile. */
 interface PacedContender {
@@ -164,11 +170,15 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
           const before = await checkpointsBegun(databaseUrl);
           const name = `${tag}  at half its rate, paced (${Math.round(rate)}/s), run ${run}`;
           const probe = commitProbe(databaseUrl);
+          const kernel = writebackProbe();
           await probe.start();
+          kernel.start();
           const figures = await pace(name, side.url, side.headers, side.body, rate);
+          const writeback = kernel.stop();
           const commits = await probe.stop();
           const after = await checkpointsBegun(databaseUrl);
-          runs.push({ ...figures, commits, checkpoints: before === null || after === null ? null : after - before });
+          const checkpoints = before === null || after === null ? null : after - before;
+          runs.push({ ...figures, commits, checkpoints, writeback });
         }
         const waits = await sampler.stop();
         const floorRun = await pace(
@@ -200,6 +210,9 @@ function printFloors(paced: PacedContender[]): void {
     );
     out(
       `  a bare commit beside each run of ${tag} (commitProbe), p99 / longest: ${runs.map((r) => (r.commits ? `${r.commits.p99.toFixed(1)} / ${r.commits.max.toFixed(1)}` : 'unknown')).join(', ')} ms`,
+    );
+    out(
+      `  the kernel's write-back bursts during each run of ${tag} (from the start of its ${PACED_WARM_UP_SECONDS} s warm-up; writeback.ts): ${runs.map((r) => describeBursts(r.writeback)).join('; ')}`,
     );
     printWaits(`${tag} at half rate`, waits);
   }
