@@ -12,7 +12,7 @@ function must(reply: { status: number; body: unknown }): void {
 }
 
 /** 50 rules that all miss a $9.99 low-risk purchase (so every one is checked), then 5 limits that all cover it. */
-async function heavyPolicy(api: ApiClient, account: Account, lastRule: 'miss' | 'auto_approve'): Promise<void> {
+export async function heavyPolicy(api: ApiClient, account: Account, lastRule: 'miss' | 'auto_approve'): Promise<void> {
   const device = api.device(account.device_id);
   for (let i = 0; i < 49; i++) {
     const rule =

@@ -44,8 +44,12 @@ describe('spend cache', () => {
     await cache.totals('acc_a', [today, other], db.read);
     expect(db.state.reads).toBe(3);
     await cache.totals('acc_a', [other], db.read);
-    await cache.totals('acc_a', [tomorrow], db.read);
+    await cache.totals('acc_a', [today, other], db.read);
     expect(db.state.reads).toBe(3);
+    // A limit's total is kept for the last window read: the one before it is never asked for again once the
+    // period has turned.
+    await cache.totals('acc_a', [tomorrow], db.read);
+    expect(db.state.reads).toBe(4);
   });
 
   it('never keeps totals read across a change (a read that started before the invalidation)', async () => {

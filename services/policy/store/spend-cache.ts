@@ -1,7 +1,11 @@
 import { createDroppedOnChange } from '@agent-auth/bus';
 import type { SpendScope } from './spend.js';
 
-const keyOf = (scope: SpendScope) => `${scope.id}|${scope.start.getTime()}`;
+/** A limit's total in one window, known by the window's start (a new window's read replaces it). */
+interface KeptTotal {
+  start: number;
+  total: number;
+}
 
 /**
  * Each policy replica's copy of the running totals its decisions read for requests no rule approves (a denial by a
@@ -13,8 +17,13 @@ const keyOf = (scope: SpendScope) => `${scope.id}|${scope.start.getTime()}`;
  */
 export function createSpendCache(input: { ttlMs: number; maxAccounts: number; now?: () => number }) {
   const now = input.now ?? Date.now;
-  // By account: each scope's total, by limit and window start.
-  const copies = createDroppedOnChange<Map<string, number>>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now });
+  // By account: each limit's total in the window it was read for. Keyed by limit id alone, with the window's start
+  // beside the total: a key built of both, as a string, cost more per decision than the rest of the lookup.
+  const copies = createDroppedOnChange<Map<string, KeptTotal>>({
+    ttlMs: input.ttlMs,
+    maxEntries: input.maxAccounts,
+    now,
+  });
   return {
     /** The spend of each scope by limit id: from the copy when it has every one of them, else read and kept. */
     async totals(
@@ -26,9 +35,9 @@ export function createSpendCache(input: { ttlMs: number; maxAccounts: number; no
       if (hit) {
         const found = new Map<string, number>();
         for (const scope of scopes) {
-          const total = hit.get(keyOf(scope));
-          if (total === undefined) break;
-          found.set(scope.id, total);
+          const kept = hit.get(scope.id);
+          if (kept?.start !== scope.start.getTime()) break;
+          found.set(scope.id, kept.total);
         }
         if (found.size === scopes.length) return found;
       }
@@ -40,7 +49,8 @@ export function createSpendCache(input: { ttlMs: number; maxAccounts: number; no
         // expiring with the oldest.
         const kept = copies.get(accountId);
         const totals = new Map(kept ?? []);
-        for (const scope of scopes) if (spent.has(scope.id)) totals.set(keyOf(scope), spent.get(scope.id)!);
+        for (const scope of scopes)
+          if (spent.has(scope.id)) totals.set(scope.id, { start: scope.start.getTime(), total: spent.get(scope.id)! });
         copies.keep(accountId, totals, ticket, kept ? copies.keptAt(accountId) : readAt);
       }
       return spent;

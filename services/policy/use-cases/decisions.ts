@@ -11,7 +11,7 @@ import type { DecisionRule, PolicyLimit } from '../store/account-policy.js';
 import type { CachedPolicy } from '../store/policy-cache.js';
 import type { SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
-import { firstExceededLimit, limitApplies, summarize } from '../domain/limit-checks.js';
+import { firstExceededLimit, type LimitStanding, limitApplies, summarize } from '../domain/limit-checks.js';
 import { type PeriodWindows, periodWindows } from '../domain/period-windows.js';
 import { firstMatchingRule } from '../domain/rule-matching.js';
 import { coveringGrants } from '../domain/grant-matching.js';
@@ -49,12 +49,13 @@ function limitDenial(
   covering: readonly PolicyLimit[],
   spent: ReadonlyMap<string, number>,
 ): Verdict | undefined {
-  const over = firstExceededLimit(
-    covering
-      .filter((limit) => spent.has(limit.id))
-      .map((limit) => ({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spent.get(limit.id)! })),
-    req.amount_cents,
-  );
+  const standings: LimitStanding<PolicyLimit>[] = [];
+  for (const limit of covering) {
+    const spentCents = spent.get(limit.id);
+    if (spentCents !== undefined)
+      standings.push({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spentCents });
+  }
+  const over = firstExceededLimit(standings, req.amount_cents);
   if (!over) return undefined;
   return {
     outcome: 'denied',
@@ -127,7 +128,7 @@ async function decideFrom(
     // Approving adds spend (recorded even where no limit covers it yet: a limit created later this period must see
     // it). Checked against the limits the database holds and recorded under the account's lock, as one step that no
     // other request of the account, on any replica, can interleave with.
-    const checkable: Checkable = { ...req, amount_cents: amount };
+    const checkable = req as Checkable; // amount is req.amount_cents, not null here
     const locked = await deps.spend.record(
       req.account_id,
       { ...spendOf(checkable), approved_by: 'rule', approved_at: now },
@@ -147,7 +148,8 @@ async function decideFrom(
     return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
   // Limits come before rules: a request past a limit is denied even when no rule would approve it. Spend only
   // grows (a release takes back an approval that never happened), so a denial read without the lock stands.
-  const checkable: Checkable = { ...req, amount_cents: amount };
+  // The request itself, its amount known not to be null: a copy of it cost more than the rest of the checks.
+  const checkable = req as Checkable;
   // Read from the replica's copy of the totals: a denial read a moment late stands just the same (spend only grows);
   // a total read before another replica's approval arrived leaves the request to a person, as a read racing that
   // approval always could.
