@@ -13,8 +13,8 @@ export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'request
   const { auditChain, requests, receiptKeys } = deps;
 
   /**
-   * Seals every event written before the reader asked (going again when another sealer got there first, and
-   * waiting for transactions still running then to end: an event of one of them may yet commit below the reader's moment).
+   * Seals every event written before the reader asked (going again when another sealer got there first, and waiting
+   * for transactions still running then to end: an event of one of them may yet commit below the reader's moment).
    */
   const sealNow = async (): Promise<void> => {
     const asked = BigInt(await auditChain.nextTransaction());

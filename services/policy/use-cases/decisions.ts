@@ -38,14 +38,12 @@ function scopeOf(limit: PolicyLimit, windows: PeriodWindows): SpendScope {
   return { id: limit.id, start, end, agent_id: limit.agent_id, action_type: limit.action_type };
 }
 
-type Checkable = DecideRequest & { amount_cents: number };
-
 /**
- * The denial by the first covering limit that this request would take past its figure, if any, from the spend the
- * database reported for each (a limit it did not report on is left out: the copy knew a limit it no longer has).
+ * The denial by the first covering limit that `amountCents` more would take past its figure, if any, from the spend
+ * the database reported for each (a limit it did not report on is left out: the copy knew a limit it no longer has).
  */
 function limitDenial(
-  req: Checkable,
+  amountCents: number,
   covering: readonly PolicyLimit[],
   spent: ReadonlyMap<string, number>,
 ): Verdict | undefined {
@@ -55,7 +53,7 @@ function limitDenial(
     if (spentCents !== undefined)
       standings.push({ limit, limit_cents: limit.amount_limit_cents, spent_cents: spentCents });
   }
-  const over = firstExceededLimit(standings, req.amount_cents);
+  const over = firstExceededLimit(standings, amountCents);
   if (!over) return undefined;
   return {
     outcome: 'denied',
@@ -65,20 +63,18 @@ function limitDenial(
       period: over.limit.period,
       limit: fromCents(over.limit_cents),
       spent: fromCents(over.spent_cents),
-      requested: fromCents(req.amount_cents),
+      requested: fromCents(amountCents),
     },
     spend_recorded: false,
   };
 }
 
-function spendOf(
-  req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_type' | 'currency'> & { amount_cents: number },
-) {
+function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_type' | 'currency'>, amountCents: number) {
   return {
     action_id: req.action_id,
     agent_id: req.agent_id,
     action_type: req.action_type,
-    amount_cents: req.amount_cents,
+    amount_cents: amountCents,
     currency: req.currency,
   };
 }
@@ -128,10 +124,9 @@ async function decideFrom(
     // Approving adds spend (recorded even where no limit covers it yet: a limit created later this period must see
     // it). Checked against the limits the database holds and recorded under the account's lock, as one step that no
     // other request of the account, on any replica, can interleave with.
-    const checkable = req as Checkable; // amount is req.amount_cents, not null here
     const locked = await deps.spend.record(
       req.account_id,
-      { ...spendOf(checkable), approved_by: 'rule', approved_at: now },
+      { ...spendOf(req, amount), approved_by: 'rule', approved_at: now },
       periodWindows(now),
       true,
     );
@@ -139,7 +134,7 @@ async function decideFrom(
       deps.spendChanged(req.account_id);
       return byRule(rule, true);
     }
-    const denial = limitDenial(checkable, covering, locked.spent);
+    const denial = limitDenial(amount, covering, locked.spent);
     if (denial) return denial;
     // Refused by no limit even of a fresh copy: this action's spend was recorded already (a repeated decision).
     return fresh ? byRule(rule, false) : STALE;
@@ -148,8 +143,6 @@ async function decideFrom(
     return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
   // Limits come before rules: a request past a limit is denied even when no rule would approve it. Spend only
   // grows (a release takes back an approval that never happened), so a denial read without the lock stands.
-  // The request itself, its amount known not to be null: a copy of it cost more than the rest of the checks.
-  const checkable = req as Checkable;
   // Read from the replica's copy of the totals: a denial read a moment late stands just the same (spend only grows);
   // a total read before another replica's approval arrived leaves the request to a person, as a read racing that
   // approval always could.
@@ -159,7 +152,7 @@ async function decideFrom(
     covering.map((l) => scopeOf(l, windows)),
     (scopes) => deps.spend.spentIn(req.account_id, scopes),
   );
-  const denial = limitDenial(checkable, covering, spent);
+  const denial = limitDenial(amount, covering, spent);
   if (denial) return denial;
   return rule ? byRule(rule, false) : byGrant(deps, policy, req, covering);
 }
@@ -183,7 +176,7 @@ async function byGrant(
   const used = await deps.spend.useGrant(
     req.account_id,
     candidates.map((g) => g.id),
-    { ...spendOf({ ...req, amount_cents: req.amount_cents as number }), approved_by: 'grant', approved_at: now },
+    { ...spendOf(req, req.amount_cents as number), approved_by: 'grant', approved_at: now },
     periodWindows(now),
   );
   if (used.grant_id) {
@@ -192,8 +185,7 @@ async function byGrant(
   }
   if (req.amount_cents !== null && used.spent.size > 0) {
     // A limit refused the grant's approval under the lock: limits come before grants.
-    const checkable: Checkable = { ...req, amount_cents: req.amount_cents };
-    const denial = limitDenial(checkable, covering, used.spent);
+    const denial = limitDenial(req.amount_cents, covering, used.spent);
     if (denial) return denial;
   }
   // The copy listed grants that are used up (or revoked meanwhile): the next decision reads them again.
@@ -214,7 +206,7 @@ export function createDecisions(deps: PolicyDeps) {
       // Under the account's lock, so that a decision in flight never reads the spend from before this approval
       // and then adds its own on top. The approval itself is not refused here: see docs/decisions.md "Policy".
       const now = deps.now();
-      const spend = { ...spendOf(req), approved_by: 'person' as const, approved_at: now };
+      const spend = { ...spendOf(req, req.amount_cents), approved_by: 'person' as const, approved_at: now };
       const { recorded } = await deps.spend.record(req.account_id, spend, periodWindows(now), false);
       if (recorded) deps.spendChanged(req.account_id);
       ctx.log.debug({ action_id: req.action_id, recorded }, 'spend recorded');
