@@ -362,12 +362,16 @@ describe.skipIf(noBrowser)(
 
     it('starts offline from the cached shell and says it is offline', async () => {
       await page.setOfflineMode(true);
-      await page.reload({ waitUntil: 'domcontentloaded' });
-      await visible('#offline');
-      expect(await page.$eval('#offline', (p) => p.textContent)).toMatch(/You are offline/);
-      expect(await page.$eval('#tabs', (n) => !n.hidden)).toBe(true); // the kept device opens the app, not the sign-in
-      await screenshot(page, 'phone-offline');
-      await page.setOfflineMode(false);
+      try {
+        await page.reload({ waitUntil: 'domcontentloaded' });
+        await visible('#offline');
+        expect(await page.$eval('#offline', (p) => p.textContent)).toMatch(/You are offline/);
+        await visible('#tabs'); // the kept device opens the app, not the sign-in
+        expect(await page.$eval('#sign-in', (n) => n.hidden)).toBe(true);
+        await screenshot(page, 'phone-offline');
+      } finally {
+        await page.setOfflineMode(false); // the tests after this one need the network, whatever happened here
+      }
       await page.waitForSelector('#offline', { hidden: true, timeout: 15_000 }); // back online: the notice goes
     });
 
