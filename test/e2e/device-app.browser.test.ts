@@ -361,6 +361,8 @@ describe.skipIf(noBrowser)(
     });
 
     it('starts offline from the cached shell and says it is offline', async () => {
+      // Opened from a link to a request: offline, whether it still waits is unknown, so it is not called gone.
+      await page.goto(`${origin}/app/#/requests/${ids.domain}`, { waitUntil: 'networkidle2' });
       await page.setOfflineMode(true);
       try {
         await page.reload({ waitUntil: 'domcontentloaded' });
@@ -368,6 +370,11 @@ describe.skipIf(noBrowser)(
         expect(await page.$eval('#offline', (p) => p.textContent)).toMatch(/You are offline/);
         await visible('#tabs'); // the kept device opens the app, not the sign-in
         expect(await page.$eval('#sign-in', (n) => n.hidden)).toBe(true);
+        await page.waitForFunction(
+          () => /Could not load this/.test(document.getElementById('request-body')!.textContent!),
+          { timeout: 20_000 },
+        );
+        expect(await page.$eval('#request-body', (n) => n.textContent)).not.toMatch(/not waiting any more/);
         await screenshot(page, 'phone-offline');
       } finally {
         await page.setOfflineMode(false); // the tests after this one need the network, whatever happened here

@@ -24,6 +24,8 @@ let api;
 let keyPair;
 let passkeys = [];
 let pending = new Map();
+/** Whether the pending list has been read at least once: until then a linked request is unknown, not gone. */
+let pendingRead = false;
 let route = parseRoute(location.hash);
 /** What the service offers beyond SPEC.md, learnt at sign-in (an older service has no standing grants). */
 const features = { grants: false };
@@ -278,6 +280,7 @@ async function receiptVerdict(receipt) {
 async function loadPending() {
   const { requests } = await api.get('/pending');
   pending = new Map(requests.map((r) => [r.id, r]));
+  pendingRead = true;
   // What is no longer waiting leaves the batch, the confirmations and this device's quorum list.
   for (const set of [selected, confirming, mine]) for (const id of set) if (!pending.has(id)) set.delete(id);
   keepMine();
@@ -301,7 +304,11 @@ function renderRequest() {
   const { requests, found } = linkedFirst([...pending.values()], route.id);
   const others = found ? requests.slice(1) : requests;
   $('request-body').replaceChildren(
-    found ? requestDetail(requests[0], decide, cardOptions(requests[0], { detail: true })) : requestGone(route.id),
+    found
+      ? requestDetail(requests[0], decide, cardOptions(requests[0], { detail: true }))
+      : pendingRead
+        ? requestGone(route.id)
+        : el('p', { className: 'empty muted', textContent: 'Loading this request…' }),
     ...(others.length
       ? [
           el('h2', { className: 'also', textContent: `Also waiting (${others.length})` }),
@@ -321,18 +328,21 @@ function emptyItem(title, text) {
   );
 }
 
-/** An error state in place of a list, with a way to try again. */
-function listError(listId, err, retry) {
+/** An error state in place of what could not be loaded (a list's item, or a block), with a way to try again. */
+function loadFailed(tag, err) {
   const again = el('button', { type: 'button', textContent: 'Try again' });
   again.onclick = () => void show();
-  $(listId).replaceChildren(
-    el(
-      'li',
-      { className: 'empty', role: 'alert' },
-      el('p', { className: 'empty-title', textContent: `Could not load this: ${err.message}` }),
-      again,
-    ),
+  return el(
+    tag,
+    { className: 'empty', role: 'alert' },
+    el('p', { className: 'empty-title', textContent: `Could not load this: ${err.message}` }),
+    again,
   );
+}
+
+/** An error state in place of a list. */
+function listError(listId, err, retry) {
+  $(listId).replaceChildren(loadFailed('li', err));
   if (retry) $('pending-empty').hidden = true;
 }
 
@@ -347,7 +357,13 @@ const views = {
     await offerNotifications();
   },
   async request() {
-    await loadPending();
+    try {
+      await loadPending();
+    } catch (err) {
+      // Never read (offline, say): whether the request still waits is unknown, so it is not shown as gone.
+      if (!pendingRead) $('request-body').replaceChildren(loadFailed('div', err));
+      throw err;
+    }
   },
   async rules() {
     const { rules } = await api.get('/rules');
