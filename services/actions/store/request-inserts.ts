@@ -58,7 +58,7 @@ function storedRowOf(row: NewRequest): RequestRow {
   };
 }
 
-/** The columns the insert below names (its column list), in its order. */
+/** The columns the insert below names: its column list, and the keys of the document it reads them from. */
 const INSERTED_COLUMNS = [
   'id',
   'account_id',
@@ -87,6 +87,9 @@ const INSERTED_COLUMNS = [
   'receipt',
   'quorum_required',
 ] as const satisfies ReadonlyArray<keyof RequestRow>;
+// The insert's two lists, from the one above (fixed names, so written into the statement as they are).
+const INSERTED_LIST = INSERTED_COLUMNS.join(', ');
+const SELECTED_LIST = INSERTED_COLUMNS.map((column) => `i.${column}`).join(', ');
 
 /**
  * A new request as the statement's document carries it: the inserted columns only, null values left out (an absent
@@ -162,14 +165,8 @@ export async function insertRequests(sql: Sql, inserts: RequestInsert[]): Promis
     ),
     ${countedCreations(sql, inserts[0]!.freeQuota)},
     created as (
-      insert into actions.requests (id, account_id, agent_id, action_type, title, description, risk_level, risk_rank,
-        reversible, amount_cents, currency, recipient, metadata_enc, callback_url, content_hash, status, rule_applied,
-        resolved_by, resolved_at, spending_limit_exceeded, created_at, expires_at, request_hash, policy_version, receipt,
-        quorum_required)
-      select i.id, i.account_id, i.agent_id, i.action_type, i.title, i.description, i.risk_level, i.risk_rank,
-        i.reversible, i.amount_cents, i.currency, i.recipient, i.metadata_enc, i.callback_url, i.content_hash, i.status,
-        i.rule_applied, i.resolved_by, i.resolved_at, i.spending_limit_exceeded, i.created_at, i.expires_at,
-        i.request_hash, i.policy_version, i.receipt, i.quorum_required
+      insert into actions.requests (${sql.unsafe(INSERTED_LIST)})
+      select ${sql.unsafe(SELECTED_LIST)}
       from (select *, row_number() over (partition by account_id order by ord) as place from input) i
       join allowance a on a.account_id = i.account_id
       where i.place <= a.granted
