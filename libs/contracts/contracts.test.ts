@@ -8,6 +8,8 @@ import {
   CreateActionBody,
   CreateRuleBody,
   describeZodError,
+  idPrefixes,
+  timePrefix,
   ListActionsQuery,
   newId,
   riskRank,
@@ -51,7 +53,43 @@ describe('ListActionsQuery', () => {
 describe('identifiers and ranks', () => {
   it('makes prefixed ids of base62 characters', () => {
     expect(newId('action')).toMatch(/^act_[0-9A-Za-z]{20}$/);
+    expect(newId('webhookMessage')).toMatch(/^msg_[0-9A-Za-z]{20}$/);
     expect(new Set(Array.from({ length: 1000 }, () => newId('limit'))).size).toBe(1000);
+  });
+
+  it('begins a request id with the time it was made, so that ids sort as their times under any collation', async () => {
+    const times = [0, 35, 36, 1_295, 1_296, 1_795_000_000_123, 1_795_000_000_124, 36 ** 9 - 1];
+    const prefixes = times.map(timePrefix);
+    expect(prefixes).toEqual([
+      '000000000',
+      '00000000z',
+      '000000010',
+      '0000000zz',
+      '000000100',
+      '0mwm0nkaj',
+      '0mwm0nkak',
+      'zzzzzzzzz',
+    ]);
+    const sortedBy = (compare: (a: string, b: string) => number) => [...prefixes].reverse().sort(compare);
+    expect(sortedBy((a, b) => (a < b ? -1 : 1))).toEqual(prefixes);
+    expect(sortedBy((a, b) => a.localeCompare(b, 'en'))).toEqual(prefixes);
+    const first = newId('action');
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    const later = newId('action');
+    expect(first.slice(4, 13)).toBe(timePrefix(Number.parseInt(first.slice(4, 13), 36)));
+    expect(first < later).toBe(true);
+    // The rest is random: ids made within the same milliseconds differ.
+    expect(new Set(Array.from({ length: 20_000 }, () => newId('action'))).size).toBe(20_000);
+  });
+
+  it('keeps every id that is a credential, or names one, wholly random', () => {
+    const kinds = ['device', 'apiKey', 'webhookSecret', 'credential', 'executionClaim', 'passkey'] as const;
+    for (const kind of kinds) {
+      const ids = Array.from({ length: 50 }, () =>
+        newId(kind).slice(idPrefixes[kind].length, idPrefixes[kind].length + 9),
+      );
+      expect(new Set(ids).size, kind).toBe(50);
+    }
   });
 
   it('ranks risk from low to critical', () => {

@@ -42,7 +42,33 @@ export const idPrefixes = {
 
 export type IdKind = keyof typeof idPrefixes;
 
-/** A new public identifier of the given kind, e.g. act_3kTq... (20 random base62 chars). */
+// The kinds every create stores as index keys (the request, its events and outbox row). A random key lands on a
+// random page of its index: each insert descends the tree and dirties another page, and after a checkpoint writes a
+// full image of it into the WAL. With 200,000 stored requests that was 8.3 kB of WAL per create against 2.2 kB for
+// keys that begin with their creation time, which go to the few pages at the index's end (docs/decisions.md "Ids").
+const TIME_ORDERED: ReadonlySet<IdKind> = new Set<IdKind>(['action', 'webhookMessage']);
+
+const TIME_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+/** Digits of the time prefix: 36^9 ms reach the year 5138. */
+const TIME_LENGTH = 9;
+
+/**
+ * A time in milliseconds as nine lowercase base-36 digits, so that ids sort as their times do under any collation
+ * (digits before lowercase letters in every one).
+ */
+export function timePrefix(ms: number): string {
+  let out = '';
+  for (let rest = Math.max(0, Math.floor(ms)), i = 0; i < TIME_LENGTH; i++, rest = Math.floor(rest / 36)) {
+    out = TIME_DIGITS[rest % 36] + out;
+  }
+  return out;
+}
+
+/**
+ * A new public identifier of the given kind, e.g. act_3kTq... (20 base62 chars). Requests and their events' ids
+ * begin with the time they were made (9 chars) and end with 11 random ones (65 bits); the others are all random.
+ */
 export function newId(kind: IdKind, length = 20): string {
-  return idPrefixes[kind] + randomBase62(length);
+  if (!TIME_ORDERED.has(kind)) return idPrefixes[kind] + randomBase62(length);
+  return idPrefixes[kind] + timePrefix(Date.now()) + randomBase62(length - TIME_LENGTH);
 }

@@ -1,5 +1,10 @@
-import { type ActionEventInput, type ActionSnapshot, actionOfSnapshot, outcomeOfSnapshot } from '@agent-auth/contracts';
-import { randomUUID } from 'node:crypto';
+import {
+  type ActionEventInput,
+  type ActionSnapshot,
+  actionOfSnapshot,
+  newId,
+  outcomeOfSnapshot,
+} from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 import type { RequestRow } from './rows.js';
 
@@ -58,9 +63,9 @@ export function announce(sql: Sql, source: string, byWriter = false) {
     ${byWriter ? sql`` : sql`returning id, type, account_id, agent_id, request_id, callback_url, action, created_at, seq`}`;
 }
 
-/** A new outbox row's id as the table's default makes it (msg_ and 32 hex digits), chosen by its writer. */
+/** A new outbox row's id, chosen by its writer: msg_, its time, random characters (as the table's default). */
 export function newEventId(): string {
-  return `msg_${randomUUID().replaceAll('-', '')}`;
+  return newId('webhookMessage');
 }
 
 /** The snapshot announce stores of a row, as the writer makes it (timestamps in ISO form; the contract reads both). */

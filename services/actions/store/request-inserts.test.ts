@@ -4,7 +4,7 @@ import { createTestDatabase } from '../../../test/infra/database.js';
 import { insertRequests, type RequestInsert } from './request-inserts.js';
 import { createRequestStore, type NewRequest } from './requests.js';
 import { createOutboxStore } from './outbox.js';
-import { ActionEvent } from '@agent-auth/contracts';
+import { ActionEvent, timePrefix } from '@agent-auth/contracts';
 
 function newRequest(id: string, accountId: string): NewRequest {
   return {
@@ -182,5 +182,24 @@ describe('storing creates several to a statement (real Postgres)', () => {
       ['action.created', '2026-11-24T01:02:03.456Z'],
     ]);
     expect(stored[1]!.event).toMatchObject({ outcome: { user_verified: false, reason: null, quorum: null } });
+  });
+
+  it('names the events the database writes as the writer names its own: msg_, then their time', async () => {
+    for (const ms of [0, 1_296, 1_795_000_000_123, 36 ** 9 - 1]) {
+      expect((await db.sql`select actions.time_prefix(${ms}) as p`)[0]!.p).toBe(timePrefix(ms));
+    }
+    await account('acc_m', 'unlimited');
+    await insertRequests(sql(), inserts('acc_m', ['act_m1'], 10));
+    await db.sql`update actions.requests set status = 'denied', resolved_at = now() where id = 'act_m1'`;
+    const before = Date.now();
+    await db.sql`insert into actions.outbox (type, account_id, agent_id, request_id) values
+      ('action.resolved', 'acc_m', 'agt_acc_m', 'act_m1')`;
+    const ids = (await db.sql`select id from actions.outbox where account_id = 'acc_m' order by seq`).map((r) => r.id);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect(id).toMatch(/^msg_[0-9a-z]{9}[0-9A-Za-z]{11,16}$/);
+    const made = Number.parseInt(ids[1].slice(4, 13), 36);
+    expect(made).toBeGreaterThanOrEqual(before - 1_000);
+    expect(made).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(ids[0].slice(4, 13) <= ids[1].slice(4, 13)).toBe(true);
   });
 });
