@@ -45,7 +45,8 @@ export type IdKind = keyof typeof idPrefixes;
 // The kinds every create stores as index keys (the request, its events and outbox row). A random key lands on a
 // random page of its index: each insert descends the tree and dirties another page, and after a checkpoint writes a
 // full image of it into the WAL. With 200,000 stored requests that was 8.3 kB of WAL per create against 2.2 kB for
-// keys that begin with their creation time, which go to the few pages at the index's end (docs/decisions.md "Ids").
+// keys that begin with their creation time, which go to the few pages at the index's end (docs/decisions.md
+// "Identities").
 const TIME_ORDERED: ReadonlySet<IdKind> = new Set<IdKind>(['action', 'webhookMessage']);
 
 const TIME_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
