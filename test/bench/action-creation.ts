@@ -37,6 +37,7 @@ import {
 } from './load.js';
 import { pacedLoad } from './paced.js';
 import { startFloorServer, startReference } from './reference.js';
+import { STORED_REQUESTS, storeReferenceRequests, storeServiceRequests } from './stored-requests.js';
 import { describeBursts, type WritebackBurst, writebackProbe } from './writeback.js';
 
 export const PURCHASE = {
@@ -228,6 +229,7 @@ async function compare(infra: Infra, databases: string[]): Promise<void> {
   const contenders: Contender[] = [];
   try {
     for (const start of starts) contenders.push(await start());
+    if (STORED_REQUESTS > 0) await storeReferenceRequests(databases[0]!, STORED_REQUESTS);
     const full = await alternating(
       contenders.map((c) => c.side),
       {
@@ -266,7 +268,18 @@ export const actionCreation: BenchCase = {
   async run(infra) {
     await withDatabase(infra, (reference) =>
       withDatabase(infra, (allInOne) =>
-        withDatabase(infra, (processes) => compare(infra, [reference, allInOne, processes])),
+        withDatabase(infra, async (processes) => {
+          if (STORED_REQUESTS > 0) {
+            const started = performance.now();
+            await storeServiceRequests(allInOne, STORED_REQUESTS);
+            if (infra.natsUrl) await storeServiceRequests(processes, STORED_REQUESTS);
+            out(
+              `  ${STORED_REQUESTS.toLocaleString('en')} requests stored in each contender's database first ` +
+                `(BENCH_CREATE_STORED; the reference's once it is up), ${((performance.now() - started) / 1000).toFixed(1)} s`,
+            );
+          }
+          await compare(infra, [reference, allInOne, processes]);
+        }),
       ),
     );
   },
