@@ -52,7 +52,7 @@ export async function storeServiceRequests(databaseUrl: string, n: number): Prom
         from actions.audit_events`);
       await tx.unsafe(`
         update actions.audit_horizon set sealed_tx = pg_current_xact_id(),
-          sealed_id = (select max(id) from actions.audit_events)`);
+          sealed_id = coalesce((select max(id) from actions.audit_events), 0)`);
     });
   });
 }
