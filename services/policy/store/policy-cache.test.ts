@@ -38,6 +38,67 @@ describe('policy cache', () => {
     expect((await cache.get('acc_a')).rules).toHaveLength(2); // but not kept
   });
 
+  it('shares one load among concurrent decisions for an account', async () => {
+    let loads = 0;
+    const releases: Array<() => void> = [];
+    const cache = createPolicyCache({
+      load: async () => {
+        loads++;
+        await new Promise<void>((r) => releases.push(r));
+        return policyWith(1);
+      },
+      ttlMs: 60_000,
+      maxAccounts: 10,
+    });
+    const asked = Array.from({ length: 32 }, () => cache.get('acc_a'));
+    await new Promise((r) => setTimeout(r, 5));
+    for (const release of releases) release();
+    const copies = await Promise.all(asked);
+    expect(loads).toBe(1);
+    expect(copies.every((c) => c.rules.length === 1)).toBe(true);
+  });
+
+  it('never lets a decision after a change join a load begun before it', async () => {
+    const releases: Array<() => void> = [];
+    let loads = 0;
+    const cache = createPolicyCache({
+      load: async () => {
+        const n = ++loads;
+        await new Promise<void>((r) => releases.push(r));
+        return policyWith(n);
+      },
+      ttlMs: 60_000,
+      maxAccounts: 10,
+    });
+    const before = cache.get('acc_a');
+    await new Promise((r) => setTimeout(r, 5));
+    cache.invalidate('acc_a'); // the change commits while the first load is in flight
+    const after = cache.get('acc_a');
+    await new Promise((r) => setTimeout(r, 5));
+    expect(loads).toBe(2);
+    for (const release of releases) release();
+    expect((await before).rules).toHaveLength(1);
+    expect((await after).rules).toHaveLength(2);
+    expect((await cache.get('acc_a')).rules).toHaveLength(2); // the second load, which began after the change, is kept
+    expect(loads).toBe(2);
+  });
+
+  it('lets every decision waiting on a failed load see the failure, and tries again on the next', async () => {
+    let loads = 0;
+    const cache = createPolicyCache({
+      load: async () => {
+        if (++loads === 1) throw new Error('database unavailable');
+        return policyWith(loads);
+      },
+      ttlMs: 60_000,
+      maxAccounts: 10,
+    });
+    const waiting = await Promise.allSettled([cache.get('acc_a'), cache.get('acc_a')]);
+    expect(waiting.map((w) => w.status)).toEqual(['rejected', 'rejected']);
+    expect((await cache.get('acc_a')).rules).toHaveLength(2);
+    expect(loads).toBe(2);
+  });
+
   it('reloads after the time-to-live and keeps at most maxAccounts', async () => {
     let clock = 0;
     let loads = 0;

@@ -8,7 +8,9 @@ export type CachedPolicy = AccountPolicy;
  * Each policy replica's copy of the rules and limits of the accounts it decides for, so a decision reads no rows
  * unless spend is involved. Every change to an account's rules or limits drops its entry on every replica (the
  * `policy_changed` event; the replica making the change drops its own before answering). A load that overlapped an
- * invalidation is used once but not kept, so a copy from before a change is never cached after it. Entries also
+ * invalidation is used once but not kept, so a copy from before a change is never cached after it. Concurrent
+ * decisions for an account without a copy share one load (when a copy expires under load, 32 decisions in flight made
+ * 32 loads of the same rules); a decision that comes after an invalidation never joins a load begun before it. Entries also
  * expire after `ttlMs`, which bounds how long an event lost on a broken connection can leave a copy stale.
  * Spending limits are enforced from the database, under the account's lock, whatever this copy says.
  */
@@ -20,20 +22,31 @@ export function createPolicyCache(input: {
 }) {
   const now = input.now ?? Date.now;
   const copies = createDroppedOnChange<CachedPolicy>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now });
+  const loading = new Map<string, Promise<CachedPolicy>>();
+  const load = (accountId: string): Promise<CachedPolicy> => {
+    const ticket = copies.ticket();
+    const loadedAt = now();
+    const loaded: Promise<CachedPolicy> = input
+      .load(accountId)
+      .then((policy) => {
+        copies.keep(accountId, policy, ticket, loadedAt);
+        return policy;
+      })
+      .finally(() => {
+        if (loading.get(accountId) === loaded) loading.delete(accountId);
+      });
+    loading.set(accountId, loaded);
+    return loaded;
+  };
   return {
-    /** The account's rules and limits: the cached copy, or loaded (one round trip) and cached. */
+    /** The account's rules and limits: the cached copy, the load in flight, or loaded (one round trip) and cached. */
     async get(accountId: string): Promise<CachedPolicy> {
-      const hit = copies.get(accountId);
-      if (hit) return hit;
-      const ticket = copies.ticket();
-      const loadedAt = now();
-      const policy = await input.load(accountId);
-      copies.keep(accountId, policy, ticket, loadedAt);
-      return policy;
+      return copies.get(accountId) ?? loading.get(accountId) ?? load(accountId);
     },
-    /** Drops an account's copy (its rules or limits changed). */
+    /** Drops an account's copy (its rules or limits changed), and the load in flight, which may predate the change. */
     invalidate(accountId: string): void {
       copies.drop(accountId);
+      loading.delete(accountId);
     },
     /** How many accounts are cached (for tests and metrics). */
     get size(): number {
