@@ -5,7 +5,7 @@ import { defineEndpoint, defineEvent } from '@agent-auth/contracts';
 import { AppError, errors } from '@agent-auth/errors';
 import { createLogger } from '@agent-auth/logging';
 import { connectNatsBus, createInProcessBus, EncodedJson, handle, type Bus } from './index.js';
-import { answeredBytes, decodeReply, encodeReply } from './dispatch.js';
+import { answeredBytes, decodeReply, dispatch, encodeReply } from './dispatch.js';
 
 const log = createLogger({ service: 'bus-test', level: 'silent' });
 const echo = defineEndpoint(
@@ -156,5 +156,40 @@ describe('reply encoding', () => {
       expect(answeredBytes(Buffer.from(wire))?.equals(encoded.bytes)).toBe(true);
       expect(decodeReply(echo, { ok: true, data: encoded })).toEqual({ requests: list });
     }
+  });
+});
+
+describe("a handler's request logger", () => {
+  const logged = defineEndpoint('bustest', 'logged', z.object({}), z.object({}));
+  const linesAt = async (level: string) => {
+    const lines: Array<Record<string, unknown>> = [];
+    const at = createLogger({
+      service: 'bus-test',
+      level,
+      destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    const bound = handle(logged, async (_request, ctx) => {
+      ctx.log.debug({ step: 1 }, 'looked closely');
+      ctx.log.info({ step: 2 }, 'did it');
+      ctx.log.warn('careful %s', 'there');
+      return {};
+    });
+    expect(await dispatch(bound, {}, 'req-7', at)).toEqual({ ok: true, data: {} });
+    return lines;
+  };
+
+  it('binds every line to the request id and endpoint, and writes only the enabled levels', async () => {
+    const atInfo = await linesAt('info');
+    expect(atInfo.map((l) => [l.msg, l.reqId, l.endpoint, l.step])).toEqual([
+      ['did it', 'req-7', 'logged', 2],
+      ['careful there', 'req-7', 'logged', undefined],
+    ]);
+    const atDebug = await linesAt('debug');
+    expect(atDebug.map((l) => [l.msg, l.reqId, l.step])).toEqual([
+      ['looked closely', 'req-7', 1],
+      ['did it', 'req-7', 2],
+      ['careful there', 'req-7', undefined],
+    ]);
+    expect(await linesAt('error')).toEqual([]);
   });
 });

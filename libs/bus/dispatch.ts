@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { EndpointDef, ReplyEnvelope } from '@agent-auth/contracts';
 import { AppError, errors, isAppError, isDatabaseUnavailable, printableDetail } from '@agent-auth/errors';
 import type { Logger } from 'pino';
-import type { BoundHandler, Handler, RequestContext } from './types.js';
+import type { BoundHandler, Handler, RequestContext, RequestLogger } from './types.js';
 import { EncodedJson } from './encoded-json.js';
 
 /** Pairs an endpoint of a catalog with its handler, checking the handler's types against the contract. */
@@ -12,31 +12,43 @@ export function handle<E extends EndpointDef>(endpoint: E, handler: Handler<E>):
 }
 
 /**
- * A request's context; its child logger is only built if the handler logs at an enabled level (most requests never
- * do: a debug line below the configured level costs nothing, where building the child serializes its bindings).
+ * A request's logger: its lines carry the request id and the endpoint. The child logger that binds them is only
+ * built when a line is written at an enabled level (most requests never write one: building the child serializes
+ * its bindings). One plain object per request, where a Proxy over the logger cost a trap and a bind on every call.
  */
-function contextOf(bound: BoundHandler, requestId: string | undefined, log: Logger): RequestContext {
-  let child: Logger | undefined;
-  let view: Logger | undefined;
-  const id = requestId ?? randomUUID();
-  const real = () => (child ??= log.child({ reqId: id, endpoint: bound.endpoint.name }));
-  return {
-    requestId: id,
-    get log() {
-      if (log.isLevelEnabled('debug')) return real(); // trace and debug lines are written: the real child
-      view ??= new Proxy(log, {
-        get(_target, prop) {
-          if (prop === 'trace' || prop === 'debug') return noop;
-          const value = Reflect.get(real(), prop);
-          return typeof value === 'function' ? value.bind(child) : value;
-        },
-      });
-      return view;
-    },
-  };
+class RequestLog implements RequestLogger {
+  private child: Logger | undefined;
+  constructor(
+    private readonly base: Logger,
+    private readonly reqId: string,
+    private readonly endpoint: string,
+  ) {}
+  private write(level: 'trace' | 'debug' | 'info' | 'warn' | 'error', args: unknown[]): void {
+    if (!this.base.isLevelEnabled(level)) return;
+    this.child ??= this.base.child({ reqId: this.reqId, endpoint: this.endpoint });
+    (this.child[level] as (...line: unknown[]) => void).apply(this.child, args);
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
 }
 
-const noop = () => {};
+function contextOf(bound: BoundHandler, requestId: string | undefined, log: Logger): RequestContext {
+  const id = requestId ?? randomUUID();
+  return { requestId: id, log: new RequestLog(log, id, bound.endpoint.name) };
+}
 
 /**
  * Serves one message whatever the transport: runs the handler and turns every outcome, including unexpected

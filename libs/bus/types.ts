@@ -4,9 +4,12 @@ import type { Logger } from 'pino';
 import type { ActionEventStream } from './action-event-stream.js';
 import type { EncodedJson } from './encoded-json.js';
 
+/** What a handler logs through: pino's level methods, each line bound to the request. */
+export type RequestLogger = Pick<Logger, 'trace' | 'debug' | 'info' | 'warn' | 'error'>;
+
 export interface RequestContext {
   requestId: string;
-  log: Logger;
+  log: RequestLogger;
 }
 
 /** Serves one endpoint: its answer as an object of the contract's type, or already encoded from one. */
