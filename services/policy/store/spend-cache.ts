@@ -24,23 +24,28 @@ export function createSpendCache(input: { ttlMs: number; maxAccounts: number; no
     maxEntries: input.maxAccounts,
     now,
   });
+  /** The spend of each scope by limit id, if the copy has every one of them in its current window. */
+  const kept = (accountId: string, scopes: readonly SpendScope[]): Map<string, number> | undefined => {
+    const hit = copies.get(accountId);
+    if (!hit) return undefined;
+    const found = new Map<string, number>();
+    for (const scope of scopes) {
+      const total = hit.get(scope.id);
+      if (total?.start !== scope.start.getTime()) return undefined;
+      found.set(scope.id, total.total);
+    }
+    return found;
+  };
   return {
+    kept,
     /** The spend of each scope by limit id: from the copy when it has every one of them, else read and kept. */
     async totals(
       accountId: string,
       scopes: readonly SpendScope[],
       read: (scopes: readonly SpendScope[]) => Promise<Map<string, number>>,
     ): Promise<Map<string, number>> {
-      const hit = copies.get(accountId);
-      if (hit) {
-        const found = new Map<string, number>();
-        for (const scope of scopes) {
-          const kept = hit.get(scope.id);
-          if (kept?.start !== scope.start.getTime()) break;
-          found.set(scope.id, kept.total);
-        }
-        if (found.size === scopes.length) return found;
-      }
+      const found = kept(accountId, scopes);
+      if (found) return found;
       const ticket = copies.ticket();
       const readAt = now();
       const spent = await read(scopes);
