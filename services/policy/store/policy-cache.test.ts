@@ -6,6 +6,32 @@ const policyWith = (n: number): CachedPolicy => ({
   limits: [],
 });
 
+/** A cache whose loads answer only when released: load n holds n rules. */
+function heldLoads() {
+  const releases: Array<() => void> = [];
+  let loads = 0;
+  const cache = createPolicyCache({
+    load: async () => {
+      const n = ++loads;
+      await new Promise<void>((r) => releases.push(r));
+      return policyWith(n);
+    },
+    ttlMs: 60_000,
+    maxAccounts: 10,
+  });
+  return {
+    cache,
+    releaseAll: () => {
+      for (const release of releases.splice(0)) release();
+    },
+    get loads() {
+      return loads;
+    },
+  };
+}
+
+const settled = () => new Promise((r) => setTimeout(r, 5));
+
 describe('policy cache', () => {
   it('loads an account once, until its policy changes', async () => {
     let loads = 0;
@@ -19,68 +45,41 @@ describe('policy cache', () => {
   });
 
   it('never keeps a copy loaded across a change (a load that started before the invalidation)', async () => {
-    let release!: () => void;
-    let loads = 0;
-    const cache = createPolicyCache({
-      load: async () => {
-        loads++;
-        if (loads === 1) await new Promise<void>((r) => (release = r));
-        return policyWith(loads);
-      },
-      ttlMs: 60_000,
-      maxAccounts: 10,
-    });
-    const slow = cache.get('acc_a');
-    await new Promise((r) => setTimeout(r, 5));
-    cache.invalidate('acc_a'); // the change commits while the first load is in flight
-    release();
+    const held = heldLoads();
+    const slow = held.cache.get('acc_a');
+    await settled();
+    held.cache.invalidate('acc_a'); // the change commits while the first load is in flight
+    held.releaseAll();
     expect((await slow).rules).toHaveLength(1); // used by the decision that asked for it
-    expect((await cache.get('acc_a')).rules).toHaveLength(2); // but not kept
+    const next = held.cache.get('acc_a'); // but not kept
+    await settled();
+    held.releaseAll();
+    expect((await next).rules).toHaveLength(2);
   });
 
   it('shares one load among concurrent decisions for an account', async () => {
-    let loads = 0;
-    const releases: Array<() => void> = [];
-    const cache = createPolicyCache({
-      load: async () => {
-        loads++;
-        await new Promise<void>((r) => releases.push(r));
-        return policyWith(1);
-      },
-      ttlMs: 60_000,
-      maxAccounts: 10,
-    });
-    const asked = Array.from({ length: 32 }, () => cache.get('acc_a'));
-    await new Promise((r) => setTimeout(r, 5));
-    for (const release of releases) release();
+    const held = heldLoads();
+    const asked = Array.from({ length: 32 }, () => held.cache.get('acc_a'));
+    await settled();
+    held.releaseAll();
     const copies = await Promise.all(asked);
-    expect(loads).toBe(1);
+    expect(held.loads).toBe(1);
     expect(copies.every((c) => c.rules.length === 1)).toBe(true);
   });
 
   it('never lets a decision after a change join a load begun before it', async () => {
-    const releases: Array<() => void> = [];
-    let loads = 0;
-    const cache = createPolicyCache({
-      load: async () => {
-        const n = ++loads;
-        await new Promise<void>((r) => releases.push(r));
-        return policyWith(n);
-      },
-      ttlMs: 60_000,
-      maxAccounts: 10,
-    });
-    const before = cache.get('acc_a');
-    await new Promise((r) => setTimeout(r, 5));
-    cache.invalidate('acc_a'); // the change commits while the first load is in flight
-    const after = cache.get('acc_a');
-    await new Promise((r) => setTimeout(r, 5));
-    expect(loads).toBe(2);
-    for (const release of releases) release();
+    const held = heldLoads();
+    const before = held.cache.get('acc_a');
+    await settled();
+    held.cache.invalidate('acc_a'); // the change commits while the first load is in flight
+    const after = held.cache.get('acc_a');
+    await settled();
+    expect(held.loads).toBe(2);
+    held.releaseAll();
     expect((await before).rules).toHaveLength(1);
     expect((await after).rules).toHaveLength(2);
-    expect((await cache.get('acc_a')).rules).toHaveLength(2); // the second load, which began after the change, is kept
-    expect(loads).toBe(2);
+    expect((await held.cache.get('acc_a')).rules).toHaveLength(2); // the second load, begun after the change, is kept
+    expect(held.loads).toBe(2);
   });
 
   it('lets every decision waiting on a failed load see the failure, and tries again on the next', async () => {
