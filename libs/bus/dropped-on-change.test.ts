@@ -37,4 +37,28 @@ describe('copies dropped on change', () => {
     expect(copies.size).toBe(2);
     expect([copies.get('a'), copies.get('b'), copies.get('c')]).toEqual([undefined, 1, 2]);
   });
+
+  it('shares one read among callers that miss together, and a change makes later callers read afresh', async () => {
+    const copies = createDroppedOnChange<number>({ ttlMs: 60_000, maxEntries: 10 });
+    const releases: Array<() => void> = [];
+    let reads = 0;
+    const read = async () => {
+      const n = ++reads;
+      await new Promise<void>((r) => releases.push(r));
+      return n;
+    };
+    const together = [copies.readOnce('a', read), copies.readOnce('a', read)];
+    copies.dropWhere((value) => value === 99); // a change elsewhere, heard while the read is under way
+    const after = copies.readOnce('a', read);
+    for (const release of releases.splice(0)) release();
+    expect(await Promise.all([...together, after])).toEqual([1, 1, 2]);
+    expect(copies.get('a')).toBe(2); // only the read begun after the change is kept
+  });
+
+  it('drops the kept values a change matches', () => {
+    const copies = createDroppedOnChange<number>({ ttlMs: 60_000, maxEntries: 10 });
+    for (const [i, key] of ['a', 'b', 'c'].entries()) copies.keep(key, i, copies.ticket());
+    copies.dropWhere((value) => value !== 1);
+    expect([copies.get('a'), copies.get('b'), copies.get('c')]).toEqual([undefined, 1, undefined]);
+  });
 });

@@ -3,15 +3,24 @@
  * each dropped when a broadcast says the original changed. A value read before a change but kept after it would
  * outlive the change unheard, so `keep` takes the ticket taken before the read and refuses the value if any change
  * was heard since. Entries expire after `ttlMs`, which bounds how long an event lost on a broken connection can leave
- * a copy stale, and at most `maxEntries` are kept, the one kept longest ago going first.
+ * a copy stale, and at most `maxEntries` are kept, the one kept longest ago going first. Callers that miss together
+ * can share one read (`readOnce`), which a change makes later callers leave alone.
  */
 export function createDroppedOnChange<V>(input: { ttlMs: number; maxEntries: number; now?: () => number }) {
   const now = input.now ?? Date.now;
   const entries = new Map<string, { value: V; at: number }>();
+  const reading = new Map<string, Promise<V>>();
   let changes = 0;
   const fresh = (key: string) => {
     const entry = entries.get(key);
     return entry && now() - entry.at < input.ttlMs ? entry : undefined;
+  };
+  const keep = (key: string, value: V, ticket: number, at = now()): void => {
+    if (ticket !== changes) return;
+    entries.delete(key);
+    entries.set(key, { value, at });
+    // Maps keep insertion order: the first key is the one kept longest ago.
+    if (entries.size > input.maxEntries) entries.delete(entries.keys().next().value!);
   };
   return {
     /** The kept value, unless it expired. */
@@ -27,17 +36,41 @@ export function createDroppedOnChange<V>(input: { ttlMs: number; maxEntries: num
       return changes;
     },
     /** Keeps a value read after `ticket` was taken, unless a change was heard since; `at` defaults to now. */
-    keep(key: string, value: V, ticket: number, at = now()): void {
-      if (ticket !== changes) return;
-      entries.delete(key);
-      entries.set(key, { value, at });
-      // Maps keep insertion order: the first key is the one kept longest ago.
-      if (entries.size > input.maxEntries) entries.delete(entries.keys().next().value!);
+    keep,
+    /**
+     * The read of the key's original under way, or `read` run now: callers that miss together share it. Its value is
+     * kept (from when the read began) unless a change was heard meanwhile; it still answers those that asked for it.
+     */
+    readOnce(key: string, read: () => Promise<V>): Promise<V> {
+      const under = reading.get(key);
+      if (under) return under;
+      const ticket = changes;
+      const at = now();
+      const pending: Promise<V> = read()
+        .then((value) => {
+          keep(key, value, ticket, at);
+          return value;
+        })
+        .finally(() => {
+          if (reading.get(key) === pending) reading.delete(key);
+        });
+      reading.set(key, pending);
+      return pending;
     },
-    /** The original changed. */
+    /** The original changed. A read of it under way may predate the change: later callers do not join it. */
     drop(key: string): void {
       changes++;
       entries.delete(key);
+      reading.delete(key);
+    },
+    /**
+     * The originals of every kept value that `matches` changed. Every read under way is forgotten too: what it will
+     * answer is not known yet.
+     */
+    dropWhere(matches: (value: V) => boolean): void {
+      changes++;
+      reading.clear();
+      for (const [key, entry] of entries) if (matches(entry.value)) entries.delete(key);
     },
     /** How many are kept (for tests and metrics). */
     get size(): number {

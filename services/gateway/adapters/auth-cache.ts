@@ -1,9 +1,5 @@
 import { hash } from 'node:crypto';
-
-interface Entry<P> {
-  principal: P;
-  expiresAt: number;
-}
+import { createDroppedOnChange } from '@agent-auth/bus';
 
 /**
  * Remembers verified credentials briefly so argon2 does not run on every request. Keyed by the credential's
@@ -16,54 +12,20 @@ interface Entry<P> {
  * join it: its answer may predate the revocation, and keeping it would accept a revoked key for a whole time-to-live.
  */
 export function createAuthCache<P>(options: { ttlMs: number; maxEntries: number }) {
-  const entries = new Map<string, Entry<P>>();
-  const inFlight = new Map<string, Promise<P>>();
-  let revocations = 0;
+  const principals = createDroppedOnChange<P>({ ttlMs: options.ttlMs, maxEntries: options.maxEntries });
   const keyOf = (credential: string) => hash('sha256', credential, 'base64url');
-
-  const cached = (key: string): P | undefined => {
-    const entry = entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= Date.now()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry.principal;
-  };
-  const keep = (key: string, principal: P): void => {
-    if (options.ttlMs <= 0) return;
-    if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
-    entries.set(key, { principal, expiresAt: Date.now() + options.ttlMs });
-  };
-  const lookUp = (key: string, verify: () => Promise<P>): Promise<P> => {
-    const ticket = revocations;
-    const pending: Promise<P> = verify()
-      .then((principal) => {
-        if (ticket === revocations) keep(key, principal);
-        return principal;
-      })
-      .finally(() => {
-        if (inFlight.get(key) === pending) inFlight.delete(key);
-      });
-    inFlight.set(key, pending);
-    return pending;
-  };
-
   return {
     /** The credential's remembered principal, if it is remembered and not expired. */
     get(credential: string): P | undefined {
-      return cached(keyOf(credential));
+      return principals.get(keyOf(credential));
     },
     /** The credential's principal from the lookup under way, or verified now by `verify` (and kept, if no revocation came meanwhile). */
     lookUp(credential: string, verify: () => Promise<P>): Promise<P> {
-      const key = keyOf(credential);
-      return inFlight.get(key) ?? lookUp(key, verify);
+      return principals.readOnce(keyOf(credential), verify);
     },
     /** Drops every entry whose principal matches, e.g. a revoked agent, and forgets the lookups under way. */
     evict(matches: (principal: P) => boolean): void {
-      revocations++;
-      inFlight.clear();
-      for (const [key, entry] of entries) if (matches(entry.principal)) entries.delete(key);
+      principals.dropWhere(matches);
     },
   };
 }

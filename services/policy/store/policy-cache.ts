@@ -22,31 +22,14 @@ export function createPolicyCache(input: {
 }) {
   const now = input.now ?? Date.now;
   const copies = createDroppedOnChange<CachedPolicy>({ ttlMs: input.ttlMs, maxEntries: input.maxAccounts, now });
-  const loading = new Map<string, Promise<CachedPolicy>>();
-  const load = (accountId: string): Promise<CachedPolicy> => {
-    const ticket = copies.ticket();
-    const loadedAt = now();
-    const loaded: Promise<CachedPolicy> = input
-      .load(accountId)
-      .then((policy) => {
-        copies.keep(accountId, policy, ticket, loadedAt);
-        return policy;
-      })
-      .finally(() => {
-        if (loading.get(accountId) === loaded) loading.delete(accountId);
-      });
-    loading.set(accountId, loaded);
-    return loaded;
-  };
   return {
     /** The account's rules and limits: the cached copy, the load in flight, or loaded (one round trip) and cached. */
     async get(accountId: string): Promise<CachedPolicy> {
-      return copies.get(accountId) ?? loading.get(accountId) ?? load(accountId);
+      return copies.get(accountId) ?? copies.readOnce(accountId, () => input.load(accountId));
     },
-    /** Drops an account's copy (its rules or limits changed), and the load in flight, which may predate the change. */
+    /** Drops an account's copy (its rules or limits changed); a load under way is not joined after it. */
     invalidate(accountId: string): void {
       copies.drop(accountId);
-      loading.delete(accountId);
     },
     /** How many accounts are cached (for tests and metrics). */
     get size(): number {
