@@ -124,8 +124,22 @@ describe.skipIf(noBrowser)(
       expect(await page.$eval('#pending-empty', (n) => n.textContent)).toMatch(/Nothing is waiting for you/);
       expect(await page.$eval('#select-row', (n) => n.hidden)).toBe(true);
       await page.goto(`${origin}/app/#/device`, { waitUntil: 'networkidle2' });
+      // Clicked once the view has read the device's passkeys (the state line is written then), on the focused page:
+      // Chromium refuses WebAuthn to a document without focus. Once, in a full CI run, no registration was sent;
+      // should it happen again, the failure says what the page told its holder.
+      await page.waitForFunction(() => document.getElementById('passkey-state')!.textContent !== '', {
+        timeout: WAIT,
+      });
+      await page.bringToFront();
       await page.locator('#add-passkey').setTimeout(WAIT).click();
-      await page.waitForFunction(() => document.querySelectorAll('#passkey-list li').length === 1, { timeout: WAIT });
+      await page
+        .waitForFunction(() => document.querySelectorAll('#passkey-list li').length === 1, { timeout: WAIT })
+        .catch(async (err: unknown) => {
+          const said = await page.$eval('#message', (n) => n.textContent).catch(() => 'unreadable');
+          throw new Error(
+            `no passkey listed (${String(err)}); the page said: ${said}; console: ${problems.join(' | ')}`,
+          );
+        });
       expect((await api.device(acct.device_id).get('/device/passkeys')).body.passkeys).toHaveLength(1);
     });
 
