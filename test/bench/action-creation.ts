@@ -200,12 +200,36 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
   return paced;
 }
 
+/** The goal for a create's p99 at half the maximum rate (issue 13). */
+const HALF_RATE_P99_GOAL_MS = 10;
+
+/**
+ * Says so when the machine itself could not show the goal: the reference (one insert) missed it too, or a bare
+ * commit beside its runs did. A service's durable create cannot beat either; its verdict then says more about the
+ * machine's flushes and cores than about the service (docs/capacity-runs.md, the session of 02:47 UTC).
+ */
+function printMachineVerdict(reference: PacedContender): void {
+  const referenceP99 = median(reference.runs.map((r) => r.p99));
+  const commitP99s = reference.runs.flatMap((r) => (r.commits ? [r.commits.p99] : []));
+  const commitP99 = commitP99s.length ? median(commitP99s) : undefined;
+  const missed = [
+    referenceP99 >= HALF_RATE_P99_GOAL_MS ? `the reference's own median p99 was ${referenceP99.toFixed(1)} ms` : '',
+    commitP99 !== undefined && commitP99 >= HALF_RATE_P99_GOAL_MS
+      ? `a bare commit beside its runs had a median p99 of ${commitP99.toFixed(1)} ms`
+      : '',
+  ].filter(Boolean);
+  if (missed.length)
+    out(
+      `the machine could not show the half-rate goal in this run: ${missed.join('; ')} (goal < ${HALF_RATE_P99_GOAL_MS} ms)`,
+    );
+}
+
 /** Each contender's p99 at half its rate, run by run and their median, beside the floor's at that pace. */
 function printFloors(paced: PacedContender[]): void {
   for (const { tag, runs, floor, waits } of paced) {
     const p99s = runs.map((r) => r.p99);
     out(
-      `p99 at half rate ${tag}: median ${median(p99s).toFixed(1)} ms of ${runs.length} runs (${p99s.map((p) => p.toFixed(1)).join(', ')}; goal < 10 ms); ` +
+      `p99 at half rate ${tag}: median ${median(p99s).toFixed(1)} ms of ${runs.length} runs (${p99s.map((p) => p.toFixed(1)).join(', ')}; goal < ${HALF_RATE_P99_GOAL_MS} ms); ` +
         `the floor at the same pace ${floor.p99.toFixed(1)} ms; the ${PACED_WARM_UP_SECONDS} s before each, at that pace, not counted: ` +
         `p99 ${runs.map((r) => r.warmUpP99?.toFixed(1)).join(', ')} ms; checkpoints begun while paced: ${runs.map((r) => r.checkpoints ?? 'unknown').join(', ')}`,
     );
@@ -217,6 +241,7 @@ function printFloors(paced: PacedContender[]): void {
     );
     printWaits(`${tag} at half rate`, waits);
   }
+  if (paced[0]) printMachineVerdict(paced[0]);
 }
 
 async function compare(infra: Infra, databases: string[]): Promise<void> {
