@@ -61,4 +61,44 @@ describe('copies dropped on change', () => {
     copies.dropWhere((value) => value !== 1);
     expect([copies.get('a'), copies.get('b'), copies.get('c')]).toEqual([undefined, 1, undefined]);
   });
+
+  it('renews an old value in the background, once, while it still answers; a failed renewal lets it expire', async () => {
+    let clock = 0;
+    const copies = createDroppedOnChange<number>({
+      ttlMs: 1_000,
+      maxEntries: 10,
+      refreshAfterMs: 750,
+      now: () => clock,
+    });
+    copies.keep('a', 1, copies.ticket());
+    let reads = 0;
+    const releases: Array<(value: number) => void> = [];
+    const read = () => {
+      reads++;
+      return new Promise<number>((r) => releases.push(r));
+    };
+    clock = 749;
+    expect(copies.getRenewing('a', read)).toBe(1);
+    expect(reads).toBe(0); // young: no renewal
+    clock = 750;
+    expect([copies.getRenewing('a', read), copies.getRenewing('a', read)]).toEqual([1, 1]);
+    expect(reads).toBe(1); // one renewal for every caller, none of them waiting for it
+    releases.shift()!(2);
+    await new Promise((r) => setImmediate(r));
+    clock = 1_400; // past the old value's time-to-live, within the renewed one's (kept from when its read began)
+    expect(copies.getRenewing('a', read)).toBe(2);
+    expect(reads).toBe(1);
+    const failing = () => {
+      reads++;
+      return Promise.reject(new Error('gone'));
+    };
+    clock = 1_600;
+    expect(copies.getRenewing('a', failing)).toBe(2);
+    await new Promise((r) => setImmediate(r));
+    clock = 1_749;
+    expect(copies.get('a')).toBe(2);
+    clock = 1_750; // the failed renewal extended nothing
+    expect(copies.getRenewing('a', read)).toBeUndefined();
+    expect(reads).toBe(2);
+  });
 });

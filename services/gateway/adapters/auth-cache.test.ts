@@ -94,4 +94,32 @@ describe('auth cache', () => {
     expect(await cache.lookUp('aa_key', verify)).toEqual({ agent_id: 'agt_a' });
     expect(runs).toBe(2);
   });
+
+  it('verifies a credential in use again before it expires, without making a request wait for it', async () => {
+    vi.useFakeTimers();
+    const cache = createAuthCache<Principal>({ ttlMs: 1000, maxEntries: 10 });
+    await cache.lookUp('aa_key', async () => ({ agent_id: 'agt_1' }));
+    const held = heldVerification({ agent_id: 'agt_1' });
+    vi.advanceTimersByTime(800);
+    expect(cache.getRenewing('aa_key', held.verify)).toEqual({ agent_id: 'agt_1' }); // answered at once
+    expect(held.runs).toBe(1);
+    held.release();
+    await vi.advanceTimersByTimeAsync(0);
+    vi.advanceTimersByTime(500); // 1,300 ms after the first verification, 500 after the renewal
+    expect(cache.getRenewing('aa_key', held.verify)).toEqual({ agent_id: 'agt_1' });
+    expect(held.runs).toBe(1);
+  });
+
+  it('never keeps a renewal that a revocation overtook', async () => {
+    vi.useFakeTimers();
+    const cache = createAuthCache<Principal>({ ttlMs: 1000, maxEntries: 10 });
+    await cache.lookUp('aa_key', async () => ({ agent_id: 'agt_a' }));
+    vi.advanceTimersByTime(800);
+    const held = heldVerification({ agent_id: 'agt_a' });
+    cache.getRenewing('aa_key', held.verify);
+    cache.evict((p) => p.agent_id === 'agt_a');
+    held.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(cache.get('aa_key')).toBeUndefined();
+  });
 });

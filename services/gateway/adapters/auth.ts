@@ -17,20 +17,14 @@ export function createAuthenticator(bus: Bus, options: { ttlMs: number }) {
     async agent(apiKey: string | undefined, requestId: string): Promise<AgentPrincipal> {
       if (!apiKey) throw errors.apiKeyMissing();
       if (!apiKey.startsWith('aa_') || apiKey.length > 200) throw errors.apiKeyInvalid();
-      return (
-        agents.get(apiKey) ??
-        agents.lookUp(apiKey, () => bus.request(actionsEndpoints.authenticateAgent, { api_key: apiKey }, { requestId }))
-      );
+      const verify = () => bus.request(actionsEndpoints.authenticateAgent, { api_key: apiKey }, { requestId });
+      return agents.getRenewing(apiKey, verify) ?? agents.lookUp(apiKey, verify);
     },
     async device(deviceId: string | undefined, requestId: string): Promise<DevicePrincipal> {
       if (!deviceId) throw errors.deviceIdMissing();
       if (!deviceId.startsWith('dev_') || deviceId.length > 200) throw errors.deviceIdInvalid();
-      return (
-        devices.get(deviceId) ??
-        devices.lookUp(deviceId, () =>
-          bus.request(actionsEndpoints.authenticateDevice, { device_id: deviceId }, { requestId }),
-        )
-      );
+      const verify = () => bus.request(actionsEndpoints.authenticateDevice, { device_id: deviceId }, { requestId });
+      return devices.getRenewing(deviceId, verify) ?? devices.lookUp(deviceId, verify);
     },
     close: unsubscribe,
   };
