@@ -35,7 +35,7 @@ import {
   type Infra,
   type Side,
 } from './load.js';
-import { pacedLoad } from './paced.js';
+import { type LateRequests, pacedLoad } from './paced.js';
 import { startFloorServer, startReference } from './reference.js';
 import { STORED_REQUESTS, storeReferenceRequests, storeServiceRequests } from './stored-requests.js';
 import { describeBursts, type WritebackBurst, writebackProbe } from './writeback.js';
@@ -123,6 +123,7 @@ const PACED_RUNS = Number(process.env.BENCH_PACED_RUNS ?? 3);
 
 type PacedFigures = Figures & {
   warmUpP99?: number;
+  late?: LateRequests;
   checkpoints?: number | null;
   commits?: CommitFloor;
   writeback?: WritebackBurst[] | null;
@@ -224,6 +225,14 @@ function printMachineVerdict(reference: PacedContender): void {
     );
 }
 
+/** One run's late creates as a phrase: a few full windows are stalls, many thin ones a slow path. */
+function describeLate(late: LateRequests | undefined): string {
+  if (!late) return 'unknown';
+  if (!late.count) return 'none';
+  const worst = late.worst.map((w) => `${w.count} at ${w.atSeconds.toFixed(1)} s`).join(', ');
+  return `${late.count} in ${late.windows} windows (${worst})`;
+}
+
 /** Each contender's p99 at half its rate, run by run and their median, beside the floor's at that pace. */
 function printFloors(paced: PacedContender[]): void {
   for (const { tag, runs, floor, waits } of paced) {
@@ -238,6 +247,9 @@ function printFloors(paced: PacedContender[]): void {
     );
     out(
       `  the kernel's write-back bursts during each run of ${tag} (from the start of its ${PACED_WARM_UP_SECONDS} s warm-up; writeback.ts): ${runs.map((r) => describeBursts(r.writeback)).join('; ')}`,
+    );
+    out(
+      `  creates over 10 ms late in each run of ${tag}, and the 100 ms windows with the most (from the start of its warm-up): ${runs.map((r) => describeLate(r.late)).join('; ')}`,
     );
     printWaits(`${tag} at half rate`, waits);
   }

@@ -20,6 +20,35 @@ export interface PacedOptions {
   eachRequest?: () => Record<string, string>;
 }
 
+/** A request later than this from its due time counts as late (the half-rate goal, issue 13). */
+const LATE_MS = 10;
+/** Late requests are counted by windows this long, so a burst (a stall) shows apart from lateness spread thin. */
+const WINDOW_MS = 100;
+
+/** The measured run's late requests: how many, in how many windows, and the windows with the most. */
+export interface LateRequests {
+  count: number;
+  windows: number;
+  /** The worst windows, most late first; `atSeconds` from the start of the run's warm-up. */
+  worst: Array<{ atSeconds: number; count: number }>;
+}
+
+function lateRequests(byIndex: Float64Array, warmUp: number, rate: number): LateRequests {
+  const perWindow = new Map<number, number>();
+  let count = 0;
+  for (let i = warmUp; i < byIndex.length; i++) {
+    if (byIndex[i]! <= LATE_MS) continue;
+    count++;
+    const window = Math.floor((i * 1000) / rate / WINDOW_MS);
+    perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
+  }
+  const worst = [...perWindow]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([window, n]) => ({ atSeconds: (window * WINDOW_MS) / 1000, count: n }));
+  return { count, windows: perWindow.size, worst };
+}
+
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
@@ -30,7 +59,7 @@ export async function pacedLoad(
   headers: Record<string, string>,
   body: unknown,
   options: PacedOptions,
-): Promise<Figures & { warmUpP99?: number }> {
+): Promise<Figures & { warmUpP99?: number; late: LateRequests }> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1 });
   const payload = JSON.stringify(body);
@@ -38,6 +67,7 @@ export async function pacedLoad(
   const total = warmUp + Math.round(options.rate * options.seconds);
   const latencies: number[] = [];
   const warmUpLatencies: number[] = [];
+  const byIndex = new Float64Array(total);
   let non2xx = 0;
   let errors = 0;
   const started = performance.now();
@@ -56,7 +86,9 @@ export async function pacedLoad(
     } catch {
       if (counted) errors++;
     }
-    (counted ? latencies : warmUpLatencies).push(performance.now() - dueAt(i));
+    const latency = performance.now() - dueAt(i);
+    byIndex[i] = latency;
+    (counted ? latencies : warmUpLatencies).push(latency);
   };
   const inFlight: Promise<void>[] = [];
   let next = 0;
@@ -83,5 +115,6 @@ export async function pacedLoad(
     errors,
     total: total - warmUp,
     ...(warmUp ? { warmUpP99: percentile(warmUpLatencies, 99) } : {}),
+    late: lateRequests(byIndex, warmUp, options.rate),
   };
 }
