@@ -1,6 +1,9 @@
 import { hash } from 'node:crypto';
 import { createDroppedOnChange } from '@agent-auth/bus';
 
+/** The share of its time-to-live after which a remembered principal in use is verified again in the background. */
+const RENEW_AT = 0.75;
+
 /**
  * Remembers verified credentials briefly so argon2 does not run on every request. Keyed by the credential's
  * SHA-256, never the credential itself; revocation evicts at once.
@@ -15,9 +18,6 @@ import { createDroppedOnChange } from '@agent-auth/bus';
  * its requests never wait for argon2 (they stood still 13-60 ms behind it once per time-to-live). A renewal that
  * fails leaves the entry to expire at its time: no key is accepted longer after its last verification than before.
  */
-/** The share of its time-to-live after which a remembered principal in use is verified again in the background. */
-const RENEW_AT = 0.75;
-
 export function createAuthCache<P>(options: { ttlMs: number; maxEntries: number }) {
   const principals = createDroppedOnChange<P>({
     ttlMs: options.ttlMs,
