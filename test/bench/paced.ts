@@ -18,10 +18,10 @@ export interface PacedOptions {
   warmUpSeconds?: number;
   /** Headers made afresh for every request (e.g. a new Idempotency-Key each time). */
   eachRequest?: () => Record<string, string>;
+  /** A request later than this from its due time counts as late (LateRequests); default 10 ms. */
+  lateMs?: number;
 }
 
-/** A request later than this from its due time counts as late (the half-rate goal, issue 13). */
-const LATE_MS = 10;
 /** Late requests are counted by windows this long, so a burst (a stall) shows apart from lateness spread thin. */
 const WINDOW_MS = 100;
 
@@ -33,11 +33,11 @@ export interface LateRequests {
   worst: Array<{ atSeconds: number; count: number }>;
 }
 
-function lateRequests(byIndex: Float64Array, warmUp: number, rate: number): LateRequests {
+function lateRequests(byIndex: Float64Array, warmUp: number, rate: number, lateMs: number): LateRequests {
   const perWindow = new Map<number, number>();
   let count = 0;
   for (let i = warmUp; i < byIndex.length; i++) {
-    if (byIndex[i]! <= LATE_MS) continue;
+    if (byIndex[i]! <= lateMs) continue;
     count++;
     const window = Math.floor((i * 1000) / rate / WINDOW_MS);
     perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
@@ -49,7 +49,7 @@ function lateRequests(byIndex: Float64Array, warmUp: number, rate: number): Late
   return { count, windows: perWindow.size, worst };
 }
 
-const percentile = (sorted: number[], p: number) =>
+const percentile = (sorted: Float64Array, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** POSTs `body` to `url` at `rate` per second for `seconds`; latency percentiles with sub-millisecond precision. */
@@ -65,8 +65,7 @@ export async function pacedLoad(
   const payload = JSON.stringify(body);
   const warmUp = Math.round(options.rate * (options.warmUpSeconds ?? 0));
   const total = warmUp + Math.round(options.rate * options.seconds);
-  const latencies: number[] = [];
-  const warmUpLatencies: number[] = [];
+  // Each request's latency at its index: its place in the run is its due time.
   const byIndex = new Float64Array(total);
   let non2xx = 0;
   let errors = 0;
@@ -86,9 +85,7 @@ export async function pacedLoad(
     } catch {
       if (counted) errors++;
     }
-    const latency = performance.now() - dueAt(i);
-    byIndex[i] = latency;
-    (counted ? latencies : warmUpLatencies).push(latency);
+    byIndex[i] = performance.now() - dueAt(i);
   };
   const inFlight: Promise<void>[] = [];
   let next = 0;
@@ -104,8 +101,9 @@ export async function pacedLoad(
   await Promise.all(inFlight);
   const elapsed = (performance.now() - dueAt(warmUp)) / 1000;
   await pool.close();
-  latencies.sort((a, b) => a - b);
-  warmUpLatencies.sort((a, b) => a - b);
+  // Typed arrays sort numerically.
+  const latencies = byIndex.slice(warmUp).sort();
+  const warmUpLatencies = byIndex.slice(0, warmUp).sort();
   return {
     name,
     rps: (total - warmUp) / elapsed,
@@ -115,6 +113,6 @@ export async function pacedLoad(
     errors,
     total: total - warmUp,
     ...(warmUp ? { warmUpP99: percentile(warmUpLatencies, 99) } : {}),
-    late: lateRequests(byIndex, warmUp, options.rate),
+    late: lateRequests(byIndex, warmUp, options.rate, options.lateMs ?? 10),
   };
 }
