@@ -3,8 +3,8 @@
 // rate cap is not this: each connection sends at full speed until it has made its share of the second, then idles,
 // so its "half rate" is bursts at full speed, measured as such.
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
 import type { Figures } from './load.js';
+import { pacedClient } from './paced-client.js';
 
 export interface PacedOptions {
   rate: number;
@@ -61,7 +61,7 @@ export async function pacedLoad(
   options: PacedOptions,
 ): Promise<Figures & { warmUpP99?: number; late: LateRequests }> {
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1 });
+  const client = pacedClient(target.origin, options.connections);
   const payload = JSON.stringify(body);
   const warmUp = Math.round(options.rate * (options.warmUpSeconds ?? 0));
   const total = warmUp + Math.round(options.rate * options.seconds);
@@ -74,14 +74,12 @@ export async function pacedLoad(
   const send = async (i: number) => {
     const counted = i >= warmUp;
     try {
-      const res = await pool.request({
-        path: `${target.pathname}${target.search}`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers, ...options.eachRequest?.() },
-        body: payload,
-      });
-      await res.body.dump();
-      if (counted && (res.statusCode < 200 || res.statusCode > 299)) non2xx++;
+      const status = await client.post(
+        `${target.pathname}${target.search}`,
+        { ...headers, ...options.eachRequest?.() },
+        payload,
+      );
+      if (counted && (status < 200 || status > 299)) non2xx++;
     } catch {
       if (counted) errors++;
     }
@@ -100,7 +98,7 @@ export async function pacedLoad(
   });
   await Promise.all(inFlight);
   const elapsed = (performance.now() - dueAt(warmUp)) / 1000;
-  await pool.close();
+  client.close();
   // Typed arrays sort numerically.
   const latencies = byIndex.slice(warmUp).sort();
   const warmUpLatencies = byIndex.slice(0, warmUp).sort();
