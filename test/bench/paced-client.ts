@@ -8,7 +8,11 @@ import { connect, type Socket } from 'node:net';
 
 /** A fixed set of keep-alive connections to one origin, each carrying one request at a time. */
 export interface PacedClient {
-  /** POSTs a JSON body and answers the response's status once the whole response has arrived. */
+  /** The bytes of a POST of a JSON body, to send once or many times. */
+  request(path: string, headers: Record<string, string>, body: string): Buffer;
+  /** Sends a request's bytes and answers the response's status once the whole response has arrived. */
+  send(request: Buffer): Promise<number>;
+  /** POSTs a JSON body (request, then send). */
   post(path: string, headers: Record<string, string>, body: string): Promise<number>;
   close(): void;
 }
@@ -91,16 +95,23 @@ export function pacedClient(origin: string, connections: number): PacedClient {
     return new Promise((resolve) => queued.push(resolve));
   };
 
+  const request = (path: string, headers: Record<string, string>, body: string): Buffer => {
+    let head = `POST ${path} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+    for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+    return Buffer.from(`${head}\r\n${body}`);
+  };
+  const send = async (bytes: Buffer): Promise<number> => {
+    const connection = await acquire();
+    return new Promise<number>((resolve, reject) => {
+      connection.answer = { resolve, reject };
+      connection.socket.write(bytes);
+    });
+  };
+
   return {
-    async post(path, headers, body) {
-      const connection = await acquire();
-      let head = `POST ${path} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
-      for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
-      return new Promise<number>((resolve, reject) => {
-        connection.answer = { resolve, reject };
-        connection.socket.write(`${head}\r\n${body}`);
-      });
-    },
+    request,
+    send,
+    post: (path, headers, body) => send(request(path, headers, body)),
     close() {
       for (const connection of [...all]) drop(connection, new Error('the client was closed'));
     },
