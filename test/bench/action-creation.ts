@@ -35,7 +35,7 @@ import {
   type Infra,
   type Side,
 } from './load.js';
-import { type LateRequests, pacedLoad } from './paced.js';
+import { type GeneratorDelay, type LateRequests, pacedLoad } from './paced.js';
 import { startFloorServer, startReference } from './reference.js';
 import { STORED_REQUESTS, storeReferenceRequests, storeServiceRequests } from './stored-requests.js';
 import { describeBursts, type WritebackBurst, writebackProbe } from './writeback.js';
@@ -127,6 +127,7 @@ const HALF_RATE_P99_GOAL_MS = 10;
 type PacedFigures = Figures & {
   warmUpP99?: number;
   late?: LateRequests;
+  generatorDelay?: GeneratorDelay;
   checkpoints?: number | null;
   commits?: CommitFloor;
   writeback?: WritebackBurst[] | null;
@@ -136,7 +137,7 @@ type PacedFigures = Figures & {
 interface PacedContender {
   tag: string;
   runs: PacedFigures[];
-  floor: Figures;
+  floor: PacedFigures;
   waits: WaitShares;
 }
 
@@ -251,6 +252,9 @@ function printFloors(paced: PacedContender[]): void {
     );
     out(
       `  creates over ${HALF_RATE_P99_GOAL_MS} ms late in each run of ${tag}, and the 100 ms windows with the most (from the start of its warm-up): ${runs.map((r) => describeLate(r.late)).join('; ')}`,
+    );
+    out(
+      `  the generator's own event-loop delay in each run of ${tag} (its sends wait as long), p99 / longest: ${runs.map((r) => (r.generatorDelay ? `${r.generatorDelay.p99.toFixed(1)} / ${r.generatorDelay.max.toFixed(1)}` : 'unknown')).join(', ')} ms; the floor's: ${floor.generatorDelay ? `${floor.generatorDelay.p99.toFixed(1)} / ${floor.generatorDelay.max.toFixed(1)}` : 'unknown'} ms`,
     );
     printWaits(`${tag} at half rate`, waits);
   }

@@ -2,7 +2,7 @@
 // latency counts from when it was due (a request that waits for a free connection waits on the clock). autocannon's
 // rate cap is not this: each connection sends at full speed until it has made its share of the second, then idles,
 // so its "half rate" is bursts at full speed, measured as such.
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Figures } from './load.js';
 import { pacedClient } from './paced-client.js';
 
@@ -20,6 +20,15 @@ export interface PacedOptions {
   eachRequest?: () => Record<string, string>;
   /** A request later than this from its due time counts as late (LateRequests); default 10 ms. */
   lateMs?: number;
+}
+
+/**
+ * The generator's own event-loop delay over the measured run, in ms: a send due while the generator's thread is held
+ * (its garbage collection, a wait for a core) goes late and counts against the server, so a run reports it.
+ */
+export interface GeneratorDelay {
+  p99: number;
+  max: number;
 }
 
 /** Late requests are counted by windows this long, so a burst (a stall) shows apart from lateness spread thin. */
@@ -59,7 +68,7 @@ export async function pacedLoad(
   headers: Record<string, string>,
   body: unknown,
   options: PacedOptions,
-): Promise<Figures & { warmUpP99?: number; late: LateRequests }> {
+): Promise<Figures & { warmUpP99?: number; late: LateRequests; generatorDelay: GeneratorDelay }> {
   const target = new URL(url);
   const client = pacedClient(target.origin, options.connections);
   const payload = JSON.stringify(body);
@@ -95,14 +104,19 @@ export async function pacedLoad(
     allAnswered = resolve;
   });
   if (total === 0) allAnswered();
+  // Measured from the first tick past the warm-up (a tick sends every request then due, so it may step over it).
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  let measuring = false;
   let next = 0;
   const tick = () => {
+    if (!measuring && next >= warmUp) measuring = delay.enable();
     const now = performance.now();
     while (next < total && dueAt(next) <= now) void send(next++);
     if (next < total) setTimeout(tick, 1);
   };
   tick();
   await done;
+  delay.disable();
   const elapsed = (performance.now() - dueAt(warmUp)) / 1000;
   client.close();
   // Typed arrays sort numerically.
@@ -118,5 +132,6 @@ export async function pacedLoad(
     total: total - warmUp,
     ...(warmUp ? { warmUpP99: percentile(warmUpLatencies, 99) } : {}),
     late: lateRequests(byIndex, warmUp, options.rate, options.lateMs ?? 10),
+    generatorDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 },
   };
 }
