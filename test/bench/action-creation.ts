@@ -235,6 +235,11 @@ function describeLate(late: LateRequests | undefined): string {
   return `${late.count} in ${late.windows} windows (${worst})`;
 }
 
+/** The generator's own event-loop delay in one run, as "p99 / longest". */
+function describeDelay(delay: GeneratorDelay | undefined): string {
+  return delay ? `${delay.p99.toFixed(1)} / ${delay.max.toFixed(1)}` : 'unknown';
+}
+
 /** Each contender's p99 at half its rate, run by run and their median, beside the floor's at that pace. */
 function printFloors(paced: PacedContender[]): void {
   for (const { tag, runs, floor, waits } of paced) {
@@ -254,7 +259,7 @@ function printFloors(paced: PacedContender[]): void {
       `  creates over ${HALF_RATE_P99_GOAL_MS} ms late in each run of ${tag}, and the 100 ms windows with the most (from the start of its warm-up): ${runs.map((r) => describeLate(r.late)).join('; ')}`,
     );
     out(
-      `  the generator's own event-loop delay in each run of ${tag} (its sends wait as long), p99 / longest: ${runs.map((r) => (r.generatorDelay ? `${r.generatorDelay.p99.toFixed(1)} / ${r.generatorDelay.max.toFixed(1)}` : 'unknown')).join(', ')} ms; the floor's: ${floor.generatorDelay ? `${floor.generatorDelay.p99.toFixed(1)} / ${floor.generatorDelay.max.toFixed(1)}` : 'unknown'} ms`,
+      `  the generator's own event-loop delay in each run of ${tag} (its sends wait as long), p99 / longest: ${runs.map((r) => describeDelay(r.generatorDelay)).join(', ')} ms; the floor's: ${describeDelay(floor.generatorDelay)} ms`,
     );
     printWaits(`${tag} at half rate`, waits);
   }
