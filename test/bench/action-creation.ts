@@ -7,7 +7,7 @@
 // at the same pace (what the machine and the generator alone add), and a bare commit probed beside each run (what the
 // disk alone adds: a run whose p99 a stalled WAL flush set shows a slow probe too).
 import { apiClient } from '../harness/http.js';
-import { startStack, type StackMode } from '../harness/stack.js';
+import { type Stack, startStack, type StackMode } from '../harness/stack.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
 import {
   checkpointNow,
@@ -38,6 +38,7 @@ import {
 import { type GeneratorDelay, type LateRequests, pacedLoad } from './paced.js';
 import { startFloorServer, startReference } from './reference.js';
 import { STORED_REQUESTS, storeReferenceRequests, storeServiceRequests } from './stored-requests.js';
+import { describeStageShares, type Stage, type StageShare, stageProbe } from './stage-shares.js';
 import { describeBursts, type WritebackBurst, writebackProbe } from './writeback.js';
 
 export const PURCHASE = {
@@ -53,6 +54,8 @@ interface Contender {
   database: ReturnType<typeof databaseProbe>;
   /** Its own database (its backends' waits are sampled while it is paced). */
   databaseUrl: string;
+  /** The latency histograms a service keeps of its creates (stage-shares.ts); none for the reference. */
+  stages: Stage[];
   stop(): Promise<void>;
 }
 
@@ -68,8 +71,36 @@ async function referenceContender(databaseUrl: string): Promise<Contender> {
     },
     database: databaseProbe(databaseUrl),
     databaseUrl,
+    stages: [],
     stop: () => server.stop(),
   };
+}
+
+/**
+ * Where a service's creates are timed: the gateway's HTTP duration and its bus round trip to actions, and over NATS
+ * the actions handler too (its metrics port is in its "metrics listening" log line).
+ */
+function createStages(stack: Stack): Stage[] {
+  const gateway = `${new URL(stack.baseUrl).origin}/metrics`;
+  const create = ['subject="actions.create"'];
+  const stages: Stage[] = [
+    {
+      name: 'gateway',
+      metricsUrl: gateway,
+      metric: 'agent_auth_http_request_duration_seconds',
+      series: ['method="POST"', 'route="/api/v1/actions"'],
+    },
+    { name: 'bus round trip', metricsUrl: gateway, metric: 'agent_auth_bus_request_duration_seconds', series: create },
+  ];
+  const port = /"service":"actions","metrics_port":(\d+)/.exec(stack.logs())?.[1];
+  if (stack.mode === 'processes' && port)
+    stages.push({
+      name: 'actions handler',
+      metricsUrl: `http://127.0.0.1:${port}/metrics`,
+      metric: 'agent_auth_bus_handled_duration_seconds',
+      series: create,
+    });
+  return stages;
 }
 
 async function serviceContender(infra: Infra, mode: StackMode, name: string, databaseUrl: string): Promise<Contender> {
@@ -96,6 +127,7 @@ async function serviceContender(infra: Infra, mode: StackMode, name: string, dat
       },
       database: databaseProbe(databaseUrl),
       databaseUrl,
+      stages: createStages(stack),
       stop: () => stack.stop(),
     };
   } catch (err) {
@@ -131,6 +163,7 @@ type PacedFigures = Figures & {
   checkpoints?: number | null;
   commits?: CommitFloor;
   writeback?: WritebackBurst[] | null;
+  stages?: StageShare[];
 };
 
 /** One contender's paced runs, the floor at the same pace, and what its database waited for meanwhile. */
@@ -164,7 +197,7 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
       });
     await pace('warm-up', `${floor.url}/actions`, {}, PURCHASE, full[0]!.rps / 2); // its JIT, as the others had
     for (const [i, start] of starts.entries()) {
-      const { side, databaseUrl, stop } = await start();
+      const { side, databaseUrl, stages, stop } = await start();
       try {
         await checkpointNow(databaseUrl);
         await load('warm-up', side.url, side.headers, side.body, { warmUp: false, seconds: JIT_WARM_UP_SECONDS });
@@ -178,14 +211,17 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
           const name = `${tag}  at half its rate, paced (${Math.round(rate)}/s), run ${run}`;
           const probe = commitProbe(databaseUrl);
           const kernel = writebackProbe();
+          const timed = stageProbe(stages, HALF_RATE_P99_GOAL_MS / 1000);
+          await timed.start();
           await probe.start();
           kernel.start();
           const figures = await pace(name, side.url, side.headers, side.body, rate);
           const writeback = kernel.stop();
+          const stageShares = stages.length ? await timed.stop() : undefined;
           const commits = await probe.stop();
           const after = await checkpointsBegun(databaseUrl);
           const checkpoints = before === null || after === null ? null : after - before;
-          runs.push({ ...figures, commits, checkpoints, writeback });
+          runs.push({ ...figures, commits, checkpoints, writeback, stages: stageShares });
         }
         const waits = await sampler.stop();
         const floorRun = await pace(
@@ -261,6 +297,10 @@ function printFloors(paced: PacedContender[]): void {
     out(
       `  the generator's own event-loop delay in each run of ${tag} (its sends wait as long), p99 / longest: ${runs.map((r) => describeDelay(r.generatorDelay)).join(', ')} ms; the floor's: ${describeDelay(floor.generatorDelay)} ms`,
     );
+    if (runs.some((r) => r.stages))
+      out(
+        `  creates over ${HALF_RATE_P99_GOAL_MS} ms in each run of ${tag} and its warm-up, by where the service timed them (stage-shares.ts): ${runs.map((r) => describeStageShares(r.stages)).join('; ')}`,
+      );
     printWaits(`${tag} at half rate`, waits);
   }
   if (paced[0]) printMachineVerdict(paced[0]);
