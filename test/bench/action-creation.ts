@@ -217,7 +217,7 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
           kernel.start();
           const figures = await pace(name, side.url, side.headers, side.body, rate);
           const writeback = kernel.stop();
-          const stageShares = stages.length ? await timed.stop() : undefined;
+          const stageShares = await timed.stop();
           const commits = await probe.stop();
           const after = await checkpointsBegun(databaseUrl);
           const checkpoints = before === null || after === null ? null : after - before;
@@ -297,7 +297,7 @@ function printFloors(paced: PacedContender[]): void {
     out(
       `  the generator's own event-loop delay in each run of ${tag} (its sends wait as long), p99 / longest: ${runs.map((r) => describeDelay(r.generatorDelay)).join(', ')} ms; the floor's: ${describeDelay(floor.generatorDelay)} ms`,
     );
-    if (runs.some((r) => r.stages))
+    if (runs.some((r) => r.stages?.length))
       out(
         `  creates over ${HALF_RATE_P99_GOAL_MS} ms in each run of ${tag} and its warm-up, by where the service timed them (stage-shares.ts): ${runs.map((r) => describeStageShares(r.stages)).join('; ')}`,
       );

@@ -78,7 +78,14 @@ describe('stage shares', () => {
     expect(() => shareOver(buckets, buckets, 0.007)).toThrow(/no bucket bound at 0.007 s/);
   });
 
-  it('says unknown when a run has no stages', () => {
+  it('answers nothing, rather than failing the run, when a process serves no such histogram or no metrics', async () => {
+    const absent = stageProbe([{ ...stages()[0]!, metric: 'agent_auth_no_such_duration_seconds' }], 0.01);
+    await absent.start();
+    expect(await absent.stop()).toEqual([]);
+    const unreachable = stageProbe([{ ...stages()[0]!, metricsUrl: 'http://127.0.0.1:9/metrics' }], 0.01);
+    await unreachable.start();
+    expect(await unreachable.stop()).toEqual([]);
+    expect(describeStageShares([])).toBe('unknown');
     expect(describeStageShares(undefined)).toBe('unknown');
   });
 });

@@ -39,18 +39,29 @@ export function shareOver(before: Buckets, after: Buckets, seconds: number): { c
   return { count, share: count ? (count - delta(seconds)) / count : 0 };
 }
 
-/** Reads each stage's buckets at start() and again at stop(); stop() answers each stage's share over `seconds`. */
+/**
+ * Reads each stage's buckets at start() and again at stop(); stop() answers each stage's share over `seconds`, or
+ * nothing when a reading failed (a process with METRICS=false, say): the run goes on without these figures.
+ */
 export function stageProbe(stages: Stage[], seconds: number) {
-  const read = () =>
-    Promise.all(stages.map(async (s) => bucketsOf(await (await fetch(s.metricsUrl)).text(), s.metric, s.series)));
-  let before: Buckets[] = [];
+  const read = async (): Promise<Buckets[] | null> => {
+    try {
+      return await Promise.all(
+        stages.map(async (s) => bucketsOf(await (await fetch(s.metricsUrl)).text(), s.metric, s.series)),
+      );
+    } catch {
+      return null;
+    }
+  };
+  let before: Buckets[] | null = null;
   return {
     async start(): Promise<void> {
       before = await read();
     },
     async stop(): Promise<StageShare[]> {
       const after = await read();
-      return stages.map((s, i) => ({ name: s.name, ...shareOver(before[i]!, after[i]!, seconds) }));
+      if (!before || !after || after.some((b) => b.size === 0)) return [];
+      return stages.map((s, i) => ({ name: s.name, ...shareOver(before![i]!, after[i]!, seconds) }));
     },
   };
 }
