@@ -82,13 +82,13 @@ async function referenceContender(databaseUrl: string): Promise<Contender> {
  */
 function createStages(stack: Stack): Stage[] {
   const gateway = `${new URL(stack.baseUrl).origin}/metrics`;
-  const create = ['subject="actions.create"'];
+  const create = { subject: 'actions.create' };
   const stages: Stage[] = [
     {
       name: 'gateway',
       metricsUrl: gateway,
       metric: 'agent_auth_http_request_duration_seconds',
-      series: ['method="POST"', 'route="/api/v1/actions"'],
+      series: { method: 'POST', route: '/api/v1/actions' },
     },
     { name: 'bus round trip', metricsUrl: gateway, metric: 'agent_auth_bus_request_duration_seconds', series: create },
   ];

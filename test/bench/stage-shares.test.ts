@@ -34,19 +34,19 @@ const stages = () => [
     name: 'gateway',
     metricsUrl,
     metric: 'agent_auth_http_request_duration_seconds',
-    series: ['method="POST"', 'route="/api/v1/actions"'],
+    series: { method: 'POST', route: '/api/v1/actions' },
   },
   {
     name: 'round trip',
     metricsUrl,
     metric: 'agent_auth_bus_request_duration_seconds',
-    series: ['subject="actions.create"'],
+    series: { subject: 'actions.create' },
   },
   {
     name: 'handler',
     metricsUrl,
     metric: 'agent_auth_bus_handled_duration_seconds',
-    series: ['subject="actions.create"'],
+    series: { subject: 'actions.create' },
   },
 ];
 
@@ -73,7 +73,7 @@ describe('stage shares', () => {
 
   it('refuses a bound that is not one of the histogram buckets', async () => {
     const text = await metricsText();
-    const buckets = bucketsOf(text, 'agent_auth_bus_request_duration_seconds', ['subject="actions.create"']);
+    const buckets = bucketsOf(text, 'agent_auth_bus_request_duration_seconds', { subject: 'actions.create' });
     expect(buckets.get(Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
     expect(() => shareOver(buckets, buckets, 0.007)).toThrow(/no bucket bound at 0.007 s/);
   });

@@ -3,30 +3,29 @@
 // the actions handler. Over NATS, a round trip much slower than the handler is time in the hops (the two event
 // loops and nats-server), not in the database. The all-in-one process has the first two (its in-process bus times
 // the handler as the round trip).
+import { parseExposition } from '../harness/prometheus-text.js';
 
 /** One histogram to read: the process's /metrics URL, the metric, and the label that picks the create's series. */
 export interface Stage {
   name: string;
   metricsUrl: string;
   metric: string;
-  /** The label=value pairs, as in the exposition text, that the create's series carry (e.g. `subject="actions.create"`). */
-  series: string[];
+  /** The labels the create's series carry, e.g. `{ subject: 'actions.create' }`. */
+  series: Record<string, string>;
 }
 
 /** Cumulative bucket counts by upper bound (seconds), summed over the series that match; +Inf included. */
 export type Buckets = Map<number, number>;
 
 /** Reads the create's buckets of one histogram from Prometheus exposition text; series with a non-2xx status are left out. */
-export function bucketsOf(text: string, metric: string, series: string[]): Buckets {
+export function bucketsOf(text: string, metric: string, series: Record<string, string>): Buckets {
   const buckets: Buckets = new Map();
-  const prefix = `${metric}_bucket{`;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(prefix) || !series.every((l) => line.includes(l)) || /status_code="[^2]/.test(line)) continue;
-    const le = /le="([^"]+)"/.exec(line)?.[1];
-    const count = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (le === undefined || !Number.isFinite(count)) continue;
-    const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
-    buckets.set(bound, (buckets.get(bound) ?? 0) + count);
+  for (const { name, labels, value } of parseExposition(text).samples) {
+    if (name !== `${metric}_bucket` || labels.le === undefined) continue;
+    if (!Object.entries(series).every(([k, v]) => labels[k] === v)) continue;
+    if (labels.status_code !== undefined && !labels.status_code.startsWith('2')) continue;
+    const bound = labels.le === '+Inf' ? Number.POSITIVE_INFINITY : Number(labels.le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + value);
   }
   return buckets;
 }
