@@ -63,8 +63,16 @@ function waitClass(type: string | null, event: string | null): string {
 }
 
 /**
- * Samples pg_stat_activity every 20 ms while a run goes on: whether the database's busy client backends are on CPU
- * or waiting, and for what. It shows where a request's latency tail comes from below the service.
+ * How often the probes beside a paced run sample (waitSampler, commitProbe). They share the two cores with the run
+ * they describe: every 20 ms they took about 45 and 65 ms of the machine's CPU per second (pg_stat_activity is
+ * about 0.9 ms a sample; a bare commit about 1.3 ms with its flush), and with both the all-in-one's half-rate p99
+ * was 9.1-10.2 ms against 7.7-8.1 without (docs/capacity-runs.md, the session of 13:47 UTC).
+ */
+export const PROBE_INTERVAL_MS = 100;
+
+/**
+ * Samples pg_stat_activity every PROBE_INTERVAL_MS while a run goes on: whether the database's busy client backends
+ * are on CPU or waiting, and for what. It shows where a request's latency tail comes from below the service.
  */
 export function waitSampler(url: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -79,7 +87,7 @@ export function waitSampler(url: string) {
       const key = waitClass(r.type, r.event);
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
-    if (running) setTimeout(() => void sample().catch(() => {}), 20);
+    if (running) setTimeout(() => void sample().catch(() => {}), PROBE_INTERVAL_MS);
   };
   return {
     start(): void {
@@ -104,9 +112,9 @@ export interface CommitFloor {
 }
 
 /**
- * The machine's floor for a commit: on a connection of its own, every 20 ms, a transaction that writes one WAL record
- * and nothing else (a transactional logical message: no table, and its commit waits for the WAL flush as a create's
- * does; a transaction that only takes an id commits without waiting). A paced run's p99 set by the disk (a flush held
+ * The machine's floor for a commit: on a connection of its own, every PROBE_INTERVAL_MS, a transaction that writes
+ * one WAL record and nothing else (a transactional logical message: no table, and its commit waits for the WAL flush
+ * as a create's does; a transaction that only takes an id commits without waiting). A paced run's p99 set by the disk (a flush held
  * up by the kernel writing back dirty pages, say) shows here as a slow probe in the same run.
  */
 export function commitProbe(url: string) {
@@ -119,7 +127,7 @@ export function commitProbe(url: string) {
       const started = performance.now();
       await sql`select pg_logical_emit_message(true, 'bench-commit-probe', '')`;
       latencies.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
     }
   };
   return {
