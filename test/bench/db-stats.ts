@@ -114,8 +114,8 @@ export interface CommitFloor {
 /**
  * The machine's floor for a commit: on a connection of its own, every PROBE_INTERVAL_MS, a transaction that writes
  * one WAL record and nothing else (a transactional logical message: no table, and its commit waits for the WAL flush
- * as a create's does; a transaction that only takes an id commits without waiting). A paced run's p99 set by the disk (a flush held
- * up by the kernel writing back dirty pages, say) shows here as a slow probe in the same run.
+ * as a create's does; a transaction that only takes an id commits without waiting). A paced run's p99 set by the
+ * disk (a flush held up by the kernel writing back dirty pages, say) shows here as a slow probe in the same run.
  */
 export function commitProbe(url: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
