@@ -82,6 +82,21 @@ export class AgentAuthClient {
   }
 
   /**
+   * Withdraws the agent's own pending request (status `cancelled`, resolved_by `agent`): the holder no longer sees
+   * it. Retried on transient failures; a request that already left pending answers 409 (a ConflictError).
+   */
+  cancelAction(requestId: string, options: { signal?: AbortSignal } = {}): Promise<Action> {
+    return send<Action>(
+      this.transport,
+      'POST',
+      `/actions/${encodeURIComponent(requestId)}/cancel`,
+      {},
+      options.signal,
+      { retryTransient: true },
+    );
+  }
+
+  /**
    * Waits until a request is approved, denied or expired and returns it in that state: held requests that the
    * service answers the moment the holder decides, or polling every `intervalMs` against a service without them.
    */

@@ -2,12 +2,12 @@
 // so the published package has no dependency on the private contracts package; test/e2e/client.e2e.test.ts parses
 // real responses with the contracts' zod schemas to keep the two in step.
 
-export type ActionStatus = 'pending' | 'approved' | 'denied' | 'expired';
+export type ActionStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled';
 export type ActionType = 'communication' | 'purchase' | 'scheduling' | 'legal' | 'data_access' | 'social' | 'system';
 export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
 
 /** The statuses from which a request never moves again. */
-export const FINAL_STATUSES: readonly ActionStatus[] = ['approved', 'denied', 'expired'];
+export const FINAL_STATUSES: readonly ActionStatus[] = ['approved', 'denied', 'expired', 'cancelled'];
 
 /** Input of requestAction: the creation fields of SPEC.md 2.1 (snake_case, as on the wire). */
 export interface ActionRequestInput {
