@@ -51,7 +51,7 @@ export const ConfigSchema = z.object({
   RECEIPT_ISSUER: z.string().url().optional(),
   /** The API base URL clients use (ending in /api/v1), when the service sits behind a proxy or load balancer. */
   PUBLIC_BASE_URL: z.string().url().optional(),
-  /** Receipts and audit chain sealing (DESIGN 5.2); switched off only to measure what they cost. */
+  /** Receipts and audit chain sealing (docs/security.md); switched off only to measure what they cost. */
   RECEIPTS: flag(true),
   AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
@@ -88,12 +88,13 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_DEVICE: z.coerce.number().int().min(1).max(10_000).default(60),
   RATE_LIMIT_IP: z.coerce.number().int().min(1).max(10_000).default(10),
   METRICS: flag(true),
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** By default each service process's own port (defaultMetricsPorts), so all of them can run on one host. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   TRUST_PROXY: z
     .string()
     .regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated')
     .default(''),
-  // Passkeys (DESIGN 5.6): the rp id they are bound to and the origins the app is served from; by default the host
+  // Passkeys: the rp id they are bound to and the origins the app is served from; by default the host
   // (and origin) each request to the app names.
   WEBAUTHN_RP_ID: z
     .string()
@@ -146,6 +147,22 @@ export function parseSetting<T>(key: keyof Config, value: string, parse: (value:
 export function isInsecureHostAllowed(config: Pick<Config, 'ALLOW_INSECURE_HOSTS'>, host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
   return config.ALLOW_INSECURE_HOSTS.includes(bare);
+}
+
+/**
+ * Where each service process without an HTTP port of its own serves GET /metrics when METRICS_PORT is not set:
+ * distinct ports, so that every service started on one host (`npm run start -w services/<name>`) finds its port free.
+ */
+export const defaultMetricsPorts: Readonly<Record<string, number>> = {
+  actions: 9464,
+  policy: 9465,
+  'vault-executor': 9466,
+  notifier: 9467,
+};
+
+/** The port a service process serves GET /metrics on: METRICS_PORT, else its own default (any free port if none). */
+export function metricsPortOf(config: Pick<Config, 'METRICS_PORT'>, service: string): number {
+  return config.METRICS_PORT ?? defaultMetricsPorts[service] ?? 0;
 }
 
 /** The settings of one part of the system: each service is handed only its slice of the configuration. */

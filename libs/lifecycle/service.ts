@@ -1,5 +1,5 @@
 import { type BoundHandler, type Bus, connectNatsBus, handle, type ServedService } from '@agent-auth/bus';
-import { type Config, loadConfig, requireSetting } from '@agent-auth/config';
+import { type Config, loadConfig, metricsPortOf, requireSetting } from '@agent-auth/config';
 import type { EndpointDef } from '@agent-auth/contracts';
 import { connectDatabase, migrate, type Sql } from '@agent-auth/db';
 import { createLogger, type Logger } from '@agent-auth/logging';
@@ -70,7 +70,8 @@ export async function runServiceProcess(spec: ServiceProcess): Promise<void> {
   }).catch((err: unknown) => {
     throw new StartupError(`NATS_URL: no NATS server answers (${(err as Error).message})`);
   });
-  if (spec.metricsServer ?? true) await startMetricsServer({ config, log });
+  if (spec.metricsServer ?? true)
+    await startMetricsServer({ config: { ...config, METRICS_PORT: metricsPortOf(config, spec.name) }, log });
   try {
     const service = await spec.start({ config, log, bus, sql });
     log.info(`${title} ready`);
