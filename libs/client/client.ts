@@ -28,7 +28,7 @@ export interface ClientOptions {
 export interface WaitOptions {
   /**
    * Time between status reads when the service cannot hold a wait (an older service); default 2000 ms
-   * (SPEC.md 4.10). Against a current service the answer comes as soon as the holder decides.
+   * (docs/api-guide.md, Learning the outcome). Against a current service the answer comes as soon as the holder decides.
    */
   intervalMs?: number;
   /** Longest single held request (GET /actions/{id}?wait=S), in seconds, 1 to 60; default 50. */

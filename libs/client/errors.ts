@@ -1,4 +1,4 @@
-// One error class per status of SPEC.md section 7 (plus 402 for the plan quota, DESIGN.md section 3), so agents can
+// One error class per status of the error catalogue (docs/errors.md, including 402 for the plan quota), so agents can
 // `catch (e) { if (e instanceof RateLimitedError) ... }` instead of comparing numbers.
 import type { Action } from './types.js';
 
@@ -61,7 +61,7 @@ const byStatus: Record<number, new (status: number, detail: string, body?: unkno
   502: UpstreamError,
 };
 
-/** Parses Retry-After: whole seconds per DESIGN.md, but an HTTP date is accepted too. */
+/** Parses Retry-After: the service sends whole seconds, but an HTTP date is accepted too. */
 export function parseRetryAfter(value: string | null): number | null {
   if (!value) return null;
   const seconds = Number(value);

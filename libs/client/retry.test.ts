@@ -1,5 +1,5 @@
 // The service does not rate-limit yet, so the 429 rule is checked against a loopback HTTP server that speaks the
-// service's error format (DESIGN.md section 3: Retry-After in whole seconds, {"detail"} bodies).
+// service's error format (docs/errors.md: Retry-After in whole seconds, {"detail"} bodies).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Wire types of the service's agent API (SPEC.md 2.1, 2.5, 4.x). They are written out here rather than imported
+// Wire types of the service's agent API (docs/api-guide.md). They are written out here rather than imported
 // so the published package has no dependency on the private contracts package; test/e2e/client.e2e.test.ts parses
 // real responses with the contracts' zod schemas to keep the two in step.
 
@@ -9,7 +9,7 @@ export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
 /** The statuses from which a request never moves again. */
 export const FINAL_STATUSES: readonly ActionStatus[] = ['approved', 'denied', 'expired', 'cancelled'];
 
-/** Input of requestAction: the creation fields of SPEC.md 2.1 (snake_case, as on the wire). */
+/** Input of requestAction: the creation fields of POST /actions (snake_case, as on the wire). */
 export interface ActionRequestInput {
   action_type: ActionType;
   /** At most 200 characters. */
@@ -71,7 +71,7 @@ export interface HistoryQuery {
   action_type?: ActionType;
 }
 
-/** One spending limit with what has been spent against it (SPEC.md 2.5). */
+/** One spending limit with what has been spent against it. */
 export interface SpendingSummaryEntry {
   limit_id: string;
   period: string;
@@ -86,7 +86,7 @@ export interface SpendingSummary {
   summaries: SpendingSummaryEntry[];
 }
 
-/** A credential in the vault, without its secret (SPEC.md 4.5). */
+/** A credential in the vault, without its secret. */
 export interface VaultService {
   service_name: string;
   auth_type: string;
@@ -94,7 +94,7 @@ export interface VaultService {
   description: string | null;
 }
 
-/** An API call to make through the vault (SPEC.md 2.1 vault execution metadata). */
+/** An API call to make through the vault (the vault execution metadata of a request). */
 export interface ApiCallInput {
   service_name: string;
   /** HTTP method, e.g. GET or POST. */
@@ -109,7 +109,7 @@ export interface ApiCallInput {
   expires_in_seconds?: number;
 }
 
-/** The upstream response of a vault execution, copied by the service (SPEC.md 4.6). */
+/** The upstream response of a vault execution, copied by the service. */
 export interface VaultResponse {
   status_code: number;
   headers: Record<string, string>;

@@ -1,4 +1,4 @@
-// Verifying what the service signed, without trusting it: receipts (DESIGN 5.2) and an account's audit chain.
+// Verifying what the service signed, without trusting it: receipts (docs/security.md) and an account's audit chain.
 // The hashes are computed here independently of the service's own code; test/e2e/receipts.e2e.test.ts checks both
 // agree on real data.
 import { createHash } from 'node:crypto';

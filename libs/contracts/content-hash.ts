@@ -9,7 +9,7 @@ const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? c
 
 /**
  * The hash a device approves (one implementation, used by the actions service at creation and by the vault
- * executor before it calls) for a vault execution request (DESIGN "Content hash"): lowercase hex SHA-256
+ * executor before it calls) for a vault execution request: lowercase hex SHA-256
  * of the RFC 8785 canonical JSON of exactly the call the service will make.
  */
 export function vaultContentHash(

@@ -16,7 +16,7 @@ import {
 } from './index.js';
 
 describe('CreateActionBody', () => {
-  it('fills the defaults of SPEC 2.1', () => {
+  it('fills the defaults of a new action request', () => {
     expect(CreateActionBody.parse({ action_type: 'purchase', title: 'Buy' })).toMatchObject({
       risk_level: 'medium',
       reversible: true,
@@ -97,7 +97,7 @@ describe('identifiers and ranks', () => {
   });
 });
 
-describe('standing grants and quorum rules (DESIGN 5.3)', () => {
+describe('standing grants and quorum rules', () => {
   it('bounds a grant to 60 s - 30 days, a positive budget and at least one use, naming the field', () => {
     const detail = (grant: unknown) => {
       const r = ApproveBody.safeParse({ grant });

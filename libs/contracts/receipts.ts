@@ -8,7 +8,7 @@ const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? c
   input: unknown,
 ) => string | undefined;
 
-/** The `typ` header of a receipt (DESIGN 5.2) and of a signed audit chain head. */
+/** The `typ` header of a receipt and of a signed audit chain head. */
 export const RECEIPT_TYP = 'aa-receipt+jwt';
 export const AUDIT_HEAD_TYP = 'aa-audit-head+jws';
 /** The prev_hash of an account's first audit event. */
@@ -21,7 +21,7 @@ export function canonicalSha256(value: unknown): string {
   return hash('sha256', canonicalize(value)!, 'hex');
 }
 
-/** What the holder was shown of a request, as stored (DESIGN 5.2 `request_hash`). */
+/** What the holder was shown of a request, as stored (the receipt's `request_hash`). */
 export interface ShownRequest {
   action_type: string;
   title: string;

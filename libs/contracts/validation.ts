@@ -32,7 +32,7 @@ function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
   return value;
 }
 
-/** Most levels of nesting a JSON body may have (DESIGN 5.5); checked before any recursive work on it. */
+/** Most levels of nesting a JSON body may have; checked before any recursive work on it. */
 export const MAX_JSON_DEPTH = 32;
 
 /** A body path as an error names it: its first four keys, and an ellipsis when there are more. */

@@ -4,7 +4,7 @@ import { CreateCredentialBody, describeZodError } from './index.js';
 describe('CreateCredentialBody', () => {
   const base = { service_name: 'github', credential_value: 'ghp_x', allowed_hosts: ['API.GitHub.com'] };
 
-  it('fills the defaults of SPEC 2.2 and normalises hosts to lower case', () => {
+  it('fills the defaults of a new credential and normalises hosts to lower case', () => {
     expect(CreateCredentialBody.parse(base)).toMatchObject({
       auth_type: 'bearer',
       auth_header: 'Authorization',

@@ -67,7 +67,7 @@ describe('device app signing', () => {
     expect(tag).not.toContain('secret');
   });
 
-  it('builds the batch message of DESIGN 5.3 (lines "id content_hash", ending in the space when none) and signs it', async () => {
+  it('builds the batch message (lines "id content_hash", ending in the space when none) and signs it', async () => {
     const requests = [
       { id: 'act_b', content_hash: null },
       { id: 'act_a', content_hash: 'cafe' },

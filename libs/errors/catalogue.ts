@@ -141,7 +141,7 @@ export const errors = {
   ),
   passkeyNotFound: entry('passkey_not_found', 404, (id: string) => `Passkey '${id}' not found`),
   fileNotFound: entry('file_not_found', 404, (name: string) => `No file '${name}' in the device app`),
-  // An id with a control character is no id of ours (DESIGN 5.5): simply not found, whatever the route.
+  // An id with a control character is no id of ours: simply not found, whatever the route.
   idNotFound: entry('id_not_found', 404, (what: string) => `No ${what} with that id`),
   routeNotFound: entry('route_not_found', 404, (method: string, path: string) => `No route ${method} ${path}`),
 

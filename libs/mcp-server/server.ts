@@ -6,7 +6,7 @@ export interface ServerOptions {
   apiKey: string;
   /** Base URL ending in /api/v1. */
   baseUrl: string;
-  /** Poll interval of the waiting tools against a service without held waits; 2000 ms by default (SPEC.md 4.10). */
+  /** Poll interval of the waiting tools against a service without held waits; 2000 ms by default. */
   pollIntervalMs?: number;
 }
 

@@ -1,4 +1,4 @@
-// The seven tools of SPEC.md 4.10. Descriptions are written for the model that calls them: when to use the tool,
+// The seven tools of the MCP server (docs/api-guide.md, Client library and MCP server). Descriptions are written for the model that calls them: when to use the tool,
 // what comes back, and what to do next.
 import { FINAL_STATUSES, WaitTimeoutError, type Action, type AgentAuthClient } from '@agent-auth/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,7 +17,7 @@ import {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-// MCP clients reset their own time-outs on progress; the spec of this server promises one at least every 5 s.
+// MCP clients reset their own time-outs on progress; this server promises one at least every 5 s.
 const PROGRESS_EVERY_MS = 4000;
 
 const ACTION_TYPES = ['communication', 'purchase', 'scheduling', 'legal', 'data_access', 'social', 'system'] as const;

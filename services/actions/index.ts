@@ -45,7 +45,7 @@ export interface ActionsServiceInput {
   settings: ActionsSettings;
   log: Logger;
   policy?: PolicyDecider;
-  /** Sign receipts and audit chain heads (DESIGN 5.2). */
+  /** Sign receipts and audit chain heads. */
   receiptKeys: ReceiptKeys;
   /** The receipts' `iss`, read when signing (all-in-one knows its address only once it listens). */
   receiptIssuer: () => string;

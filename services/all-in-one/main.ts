@@ -35,7 +35,7 @@ const vaultKeyring = parseSetting(
   parseKeyring,
 );
 
-// Signs receipts and audit chain heads (DESIGN 5.2); generated into the data folder unless RECEIPT_KEYS is set.
+// Signs receipts and audit chain heads; generated into the data folder unless RECEIPT_KEYS is set.
 const receiptKeys = await parseReceiptKeys(config.RECEIPT_KEYS ?? localKeyringSpec(dataDir, 'RECEIPT_KEYS'));
 
 let embedded: EmbeddedPostgres | undefined;

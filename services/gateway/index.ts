@@ -104,7 +104,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     version: '1',
     description: API_DESCRIPTION,
   });
-  // Cheap reads outside the per-IP budget of unauthenticated requests (DESIGN 5.4), like the probes and /metrics.
+  // Cheap reads outside the per-IP budget of unauthenticated requests, like the probes and /metrics.
   app.get(`${API_PREFIX}/openapi.json`, { config: { unmetered: true } }, async () => openapi.document());
   app.get('/openapi.json', async () => openapi.document());
   readinessRoutes(app, deps.bus);

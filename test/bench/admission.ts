@@ -63,7 +63,7 @@ async function load(
 
 /**
  * One stack, `AGENTS` agents on one unlimited account; the load runs with the given settings. The window is 1 s with
- * the spec's 120 per key, so each key's log holds at most 120 entries, as at the spec's 120 a minute.
+ * the default 120 per key, so each key's log holds at most 120 entries, as at the default 120 a minute.
  */
 export async function admissionCase(input: {
   mode: StackMode;
@@ -119,7 +119,7 @@ function summarize(name: string, samplesNs: bigint[]): CallFigures {
 
 /**
  * The rate-limit check alone, as the gateway makes it: one `gateway.rate_limit_hit` call per request, one at a time,
- * on logs already holding 120 entries (a key at the spec's limit), next to a bare `select 1` round trip.
+ * on logs already holding 120 entries (a key at the default limit), next to a bare `select 1` round trip.
  */
 export async function rateLimitCallCost(databaseUrl: string, calls: number): Promise<CallFigures[]> {
   const { connectDatabase, migrate } = await import('@agent-auth/db');
@@ -175,7 +175,7 @@ export async function rateLimitThroughput(
       );
       return next / seconds;
     };
-    // 64 identities, a 1 s window of 120: each log holds about as many entries as a busy key at the spec's limit.
+    // 64 identities, a 1 s window of 120: each log holds about as many entries as a busy key at the default limit.
     return { bare: await rate(() => sql`select 1`), hit: await rate((i) => store.hit(`bench:${i % 64}`, 120, 1000)) };
   } finally {
     await sql.end();

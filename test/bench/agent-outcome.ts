@@ -317,9 +317,7 @@ export const agentOutcomeBench: BenchCase = {
     out(
       `${count} requests at each concurrency (${concurrencies.join(', ')}); ${openWaits} held waits open for the memory figure`,
     );
-    out(
-      'Polling every 2 s (SPEC 4.10), the agent learned the outcome 0-2 s after the approve (a fresh clone measured 2,156 ms).',
-    );
+    out('Polling every 2 s, the agent learned the outcome 0-2 s after the approve (a fresh clone measured 2,156 ms).');
     const results: Array<{ rows: NotificationFigures[]; memory: MemoryFigure }> = [];
     if (infra.natsUrl && MODES.includes('processes'))
       results.push(

@@ -1,4 +1,4 @@
-// Action creation on an account with 20 live standing grants (DESIGN 5.3) against one with none. The grants are the
+// Action creation on an account with 20 live standing grants against one with none. The grants are the
 // agent's, for purchases, each to another recipient, so none covers the bench request: what is measured is the cost
 // of an account having grants (the replica's copy lists them; no round trip unless one covers the request). A third
 // run has a grant that covers every request, so each is approved by it (its use counted under the account's lock).

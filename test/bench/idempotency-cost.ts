@@ -1,4 +1,4 @@
-// The cost of Idempotency-Key (DESIGN 5.4): POST /actions on the all-in-one process with a new key on every request
+// The cost of Idempotency-Key: POST /actions on the all-in-one process with a new key on every request
 // (the agent's client library sends one on every create) against none, on the same Postgres. A keyed create claims
 // its key, stores the request and keeps the encrypted answer; an unkeyed one only stores the request. The two
 // alternate over BENCH_IDEMPOTENCY_ROUNDS rounds, each on a fresh database, so drift on a shared machine hits both;

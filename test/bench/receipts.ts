@@ -1,4 +1,4 @@
-// The cost of verifiable decisions (DESIGN 5.2): POST /actions on the all-in-one process with receipts and audit
+// The cost of verifiable decisions: POST /actions on the all-in-one process with receipts and audit
 // sealing on (RECEIPTS=true: a request that leaves pending signs a receipt, the sealer chains every audit event in
 // the background) against off (RECEIPTS=false), side by side (side-by-side.ts): BENCH_RECEIPTS_PHASES fresh pairs
 // of processes, each taking BENCH_RECEIPTS_ROUNDS turns of BENCH_RECEIPTS_SLICE_SECONDS under load. Two workloads:

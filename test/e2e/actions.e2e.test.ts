@@ -404,7 +404,7 @@ for (const { mode, skip } of modes) {
       const agentHeaders = { 'x-api-key': acct.api_key };
       const nul = await api.agent(acct.api_key).post('/actions', { action_type: 'system', title: 'a\u0000b' });
       expect(nul).toMatchObject({ status: 400, body: { detail: 'title: must not contain NUL characters' } });
-      // No id of ours holds a control character: such an id is simply not found (DESIGN 5.5).
+      // No id of ours holds a control character: such an id is simply not found.
       expect((await api.call('GET', '/actions/act_%00', { headers: agentHeaders })).status).toBe(404);
       expect(await api.call('GET', `/actions/${'x'.repeat(300)}`, { headers: agentHeaders })).toMatchObject({
         status: 414,

@@ -1,4 +1,4 @@
-// Audit chain sealing with two actions replicas over NATS (DESIGN 5.2): both seal at once, each on its sealer thread
+// Audit chain sealing with two actions replicas over NATS: both seal at once, each on its sealer thread
 // (a round's write goes through only if the cursor it read is still there), while creates land on either replica.
 // Every event is sealed exactly once, each account's chain is gapless and verifies, and both replicas did sealing
 // work (their sealing-lag histograms, fed from the threads, counted it).

@@ -7,7 +7,7 @@ import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { softwarePasskey } from '../harness/software-passkey.js';
 import { itBesideTheService } from '../harness/sessions.js';
 
-// Batch approve and deny (DESIGN 5.3, 5.6): one proof for the whole batch (TOTP code, ECDSA signature or passkey
+// Batch approve and deny: one proof for the whole batch (TOTP code, ECDSA signature or passkey
 // assertion over the batch message), then each request resolved on its own with its own result.
 
 const { natsUrl } = inject('infra');
@@ -20,7 +20,7 @@ const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 type Item = { id: string; content_hash?: string | null };
 
-/** The batch message of DESIGN 5.3, written out here independently of the service's own code. */
+/** The batch message, written out here independently of the service's own code. */
 function batchMessage(decision: 'approve' | 'deny', requests: Item[], timestamp: string): string {
   return ['aa-approval-batch-v1', decision, ...requests.map((r) => `${r.id} ${r.content_hash ?? ''}`), timestamp].join(
     '\n',

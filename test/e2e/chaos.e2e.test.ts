@@ -505,7 +505,7 @@ describe.skipIf(skip)(
                 (a) => a.status !== 200 && a.status !== 409,
               ),
               upstreamHitTwice: runs.filter((r) => (upstreamHits.get(r.key) ?? 0) > 1).length,
-              // Consumed without the upstream ever being called: the approval lost (DESIGN 5.5).
+              // Consumed without the upstream ever being called: the approval lost.
               lost: runs.filter((r) => r.status === 409 && (upstreamHits.get(r.key) ?? 0) === 0).length,
             },
             recoveryMs: recovery.get(name) ?? null,

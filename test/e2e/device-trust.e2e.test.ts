@@ -46,7 +46,7 @@ for (const { mode, skip } of modes) {
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      // The spec's free quota; rate limits stay generous (the harness default) in this file.
+      // The default free quota; rate limits stay generous (the harness default) in this file.
       stack = await startStack({
         mode,
         databaseUrl: db.url,

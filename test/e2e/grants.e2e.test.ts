@@ -7,7 +7,7 @@ import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { itBesideTheService } from '../harness/sessions.js';
 
-// Standing grants (DESIGN 5.3): made from an approval, they approve similar requests at creation.
+// Standing grants: made from an approval, they approve similar requests at creation.
 const { natsUrl } = inject('infra');
 const ROUNDS = Number(process.env.CONCURRENCY_ROUNDS ?? 1);
 const modes: Array<{ mode: StackMode; skip: string | false }> = [

@@ -149,7 +149,7 @@ for (const { mode, skip } of modes) {
         const [event] =
           await db.sql`select detail from actions.audit_events where request_id = ${created.id} and event = 'approved'`;
         expect(event!.detail).toMatchObject({ method: 'biometric', user_verified: true, passkey_id: passkeyId });
-        // The receipt states it too (DESIGN 5.2, 5.6).
+        // The receipt states it too.
         expect(claimsOf(approved.body.receipt)).toMatchObject({
           sub: created.id,
           status: 'approved',

@@ -6,7 +6,7 @@ import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile, type Upstream } from '../harness/upstream.js';
 
-// Quorum rules (DESIGN 5.3): a matched request waits for `quorum` distinct devices; any deny denies.
+// Quorum rules: a matched request waits for `quorum` distinct devices; any deny denies.
 const { natsUrl } = inject('infra');
 const ROUNDS = Number(process.env.CONCURRENCY_ROUNDS ?? 1);
 const modes: Array<{ mode: StackMode; skip: string | false }> = [

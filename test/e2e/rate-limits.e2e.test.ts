@@ -34,7 +34,7 @@ function expect429(r: Reply, limit: number) {
 }
 
 for (const { mode, skip } of modes) {
-  describe.skipIf(skip)(`rate limits at the spec's values (${mode}${skip ? `; skipped: ${skip}` : ''})`, () => {
+  describe.skipIf(skip)(`rate limits at their default values (${mode}${skip ? `; skipped: ${skip}` : ''})`, () => {
     let stack: Stack;
     let db: Awaited<ReturnType<typeof createTestDatabase>>;
     let one: ApiClient;

@@ -1,4 +1,4 @@
-// Receipt key rotation across a restart (DESIGN 5.2, README "Receipt keys"): receipts and chain heads signed before
+// Receipt key rotation across a restart (docs/security.md, Rotating the receipt key): receipts and chain heads signed before
 // the rotation still verify against the key set served after restarting with the new key first and the old one
 // kept as retired (its public half only); what is signed afterwards names the new key.
 import { createPrivateKey, createPublicKey } from 'node:crypto';

@@ -103,7 +103,7 @@ for (const { mode, skip } of modes) {
         ...body,
       });
 
-    it('delivers a signed webhook with the SPEC fields when the device approves', async () => {
+    it('delivers a signed webhook with the documented fields when the device approves', async () => {
       const created = await create({ risk_level: 'high' });
       expect(created.status).toBe(200);
       const approved = await api.device(acct.device_id).post(`/actions/${created.body.id}/approve`);
@@ -119,7 +119,7 @@ for (const { mode, skip } of modes) {
         resolved_by: 'biometric',
         resolved_at: approved.body.resolved_at,
         created_at: created.body.created_at,
-        receipt: approved.body.receipt, // DESIGN 5.2
+        receipt: approved.body.receipt,
       });
     });
 

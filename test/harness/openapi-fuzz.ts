@@ -203,7 +203,7 @@ const encodeSegment = (s: string) => encode(s).replace(/\./g, '%2E');
 export function requestOf(ops: Operation[], ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...ops).chain((op) => {
     const pathParams = op.parameters.filter((p) => p.in === 'path');
-    // `wait` holds a read open for up to 60 s by design (DESIGN 5.1): not an answer the 2 s bound applies to.
+    // `wait` holds a read open for up to 60 s by design: not an answer the 2 s bound applies to.
     const queryParams = op.parameters.filter((p) => p.in === 'query' && p.name !== 'wait');
     const credentials = fc.oneof(
       {

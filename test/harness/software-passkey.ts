@@ -102,7 +102,7 @@ export function softwarePasskey(input: { rpId: string; origin: string }) {
   };
 }
 
-/** The challenge of a decision: base64url SHA-256 of the approval message (DESIGN 5.6). */
+/** The challenge of a decision: base64url SHA-256 of the approval message. */
 export function decisionChallenge(
   requestId: string,
   decision: 'approve' | 'deny',

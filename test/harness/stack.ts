@@ -154,7 +154,7 @@ export async function startStack(options: {
     // One on the embedded Postgres of the tests' fallback, which takes one connection at a time (vitest.config.ts).
     DB_POOL_SIZE: process.env.TEST_DB_POOL_SIZE ?? '4',
     ALLOW_INSECURE_HOSTS: '127.0.0.1,localhost',
-    // Generous plan quota and rate limits unless a test is about them (it passes the spec's values in env).
+    // Generous plan quota and rate limits unless a test is about them (it passes the default values in env).
     FREE_PLAN_MONTHLY_ACTIONS: '1000000',
     RATE_LIMIT_AGENT: '10000',
     RATE_LIMIT_DEVICE: '10000',

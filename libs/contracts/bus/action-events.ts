@@ -18,7 +18,7 @@ export const actionEventTypes = ['action.created', 'action.resolved'] as const;
 export const ActionEventType = z.enum(actionEventTypes);
 export type ActionEventType = z.infer<typeof ActionEventType>;
 
-/** What an event says about the request: the fields of SPEC section 6 plus what a device needs to show it. */
+/** What an event says about the request: the webhook fields plus what a device needs to show it. */
 export const ActionEventAction = z.object({
   id: z.string(),
   status: ActionStatus,
@@ -139,7 +139,7 @@ export function actionEventStreamName(prefix: string): string {
   return `${prefix}_action_events`;
 }
 
-/** The webhook body of a resolution: the fields of SPEC section 6 and the receipt (DESIGN 5.2). */
+/** The webhook body of a resolution: the fields docs/api-guide.md lists (Webhooks) and the receipt. */
 export function webhookPayloadOf(action: ActionEventAction) {
   return {
     id: action.id,

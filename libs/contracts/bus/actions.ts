@@ -86,7 +86,7 @@ export function newActionOf(body: CreateActionBody): NewAction {
 }
 
 /**
- * How a device proves a decision (DESIGN "Approve and deny", 5.6), as it sent it: an ECDSA signature or a passkey
+ * How a device proves a decision (docs/api-guide.md, Approving and denying), as it sent it: an ECDSA signature or a passkey
  * assertion over the approval message, with that message's timestamp; null where not given. `relying_party` says
  * where the app is served, for checking a passkey assertion (null without one).
  */
@@ -98,7 +98,7 @@ export const DeviceProof = z.object({
 });
 export type DeviceProof = z.infer<typeof DeviceProof>;
 
-/** A standing grant an approval asks for (DESIGN 5.3); max_amount in the request's currency, null for no cap. */
+/** A standing grant an approval asks for; max_amount in the request's currency, null for no cap. */
 export const GrantRequest = z.object({
   duration_seconds: z.number().int(),
   max_amount: z.number().nullable(),
@@ -131,7 +131,7 @@ export const DenyRequest = z.object({
 });
 export type DenyRequest = z.infer<typeof DenyRequest>;
 
-// A batch decision (DESIGN 5.3): the requests in the order sent, one proof for all of them.
+// A batch decision: the requests in the order sent, one proof for all of them.
 const BatchDecision = z.object({ device: DevicePrincipal, requests: z.array(BatchEntry), proof: DeviceProof });
 
 /** actions.v2.approve_many: one TOTP code for the batch too. */
@@ -427,10 +427,10 @@ export const actionsEndpoints = {
   // v2 (decisions): messages of their own; v1 carried the HTTP bodies.
   approve: defineEndpoint('actions', 'approve', ApproveRequest, ActionView, 2),
   deny: defineEndpoint('actions', 'deny', DenyRequest, ActionView, 2),
-  // Batches (DESIGN 5.3): one proof for all, each request resolved on its own.
+  // Batches: one proof for all, each request resolved on its own.
   approveMany: defineEndpoint('actions', 'approve_many', BatchApproveRequest, BatchResults, 2),
   denyMany: defineEndpoint('actions', 'deny_many', BatchDenyRequest, BatchResults, 2),
-  // Revoking a standing grant (DESIGN 5.3) here, so that its audit entry joins the trail of the request it came from.
+  // Revoking a standing grant here, so that its audit entry joins the trail of the request it came from.
   revokeGrant: defineEndpoint(
     'actions',
     'revoke_grant',
@@ -461,7 +461,7 @@ export const actionsEndpoints = {
     ExecutionRecord,
     z.object({ recorded: z.literal(true) }),
   ),
-  // A claim whose call was refused before the upstream was contacted: the approval stays usable (DESIGN 5.5).
+  // A claim whose call was refused before the upstream was contacted: the approval stays usable.
   releaseExecution: defineEndpoint(
     'actions',
     'release_execution',
@@ -478,7 +478,7 @@ export const actionsEndpoints = {
     z.object({ recorded: z.boolean() }),
   ),
 
-  // Verifiable decisions (DESIGN 5.2): the public receipt keys, and an account's sealed audit chain.
+  // Verifiable decisions (docs/security.md): the public receipt keys, and an account's sealed audit chain.
   jwks: defineEndpoint('actions', 'jwks', Empty, Jwks),
   auditPage: defineEndpoint('actions', 'audit_page', AuditPageRequest, AuditPage, 2),
   auditTrail: defineEndpoint('actions', 'audit_trail', z.object({ device: DevicePrincipal, id: ById }), AuditTrail),

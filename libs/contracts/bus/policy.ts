@@ -19,7 +19,7 @@ import { GrantList, GrantView } from '../http/grants.js';
 
 const Cents = z.number().int().min(1);
 
-/** The receipts' policy_version (DESIGN 5.2) of the rules and limits a decision was taken under. */
+/** The receipts' policy_version of the rules and limits a decision was taken under. */
 const PolicyVersionHash = z.string().regex(/^[0-9a-f]{64}$/);
 
 /** What the actions service asks about a new request before storing it. */
@@ -31,7 +31,7 @@ export const DecideRequest = z.object({
   risk_level: RiskLevel,
   amount_cents: Cents.nullable(),
   currency: z.string().length(3),
-  /** Standing grants are scoped to the recipient (DESIGN 5.3); absent is the same as null. */
+  /** Standing grants are scoped to the recipient; absent is the same as null. */
   recipient: z.string().nullish(),
 });
 export type DecideRequest = z.infer<typeof DecideRequest>;
@@ -44,7 +44,7 @@ export const PolicyDecision = z.discriminatedUnion('outcome', [
   z.object({
     outcome: z.literal('pending'),
     policy_version: PolicyVersionHash,
-    /** Set when a quorum rule matched (DESIGN 5.3): the rule's name and how many devices must approve. */
+    /** Set when a quorum rule matched: the rule's name and how many devices must approve. */
     rule_applied: z.string().optional(),
     quorum: z.number().int().optional(),
     /**
@@ -79,7 +79,7 @@ export const ReleaseSpendRequest = z.object({ action_id: ById, account_id: ById 
 export type ReleaseSpendRequest = z.infer<typeof ReleaseSpendRequest>;
 
 /**
- * A standing grant to create once a person approved the request it comes from (DESIGN 5.3); `grant_id` is chosen
+ * A standing grant to create once a person approved the request it comes from; `grant_id` is chosen
  * by the caller, so that a retried creation finds the grant already there.
  */
 export const CreateGrantRequest = z.object({

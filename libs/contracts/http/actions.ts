@@ -39,7 +39,7 @@ export const HttpUrl = StoredText()
   .max(fieldLimits.callbackUrl)
   .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an absolute http(s) URL');
 
-/** Body of POST /actions (SPEC 2.1, 8.2). Null stands for "not given" so clients may send explicit nulls. */
+/** Body of POST /actions. Null stands for "not given" so clients may send explicit nulls. */
 export const CreateActionBody = z.object({
   action_type: ActionType,
   title: StoredText().trim().min(1, 'must not be empty').max(fieldLimits.title),
@@ -64,7 +64,7 @@ export const CreateActionBody = z.object({
 });
 export type CreateActionBody = z.infer<typeof CreateActionBody>;
 
-/** The Idempotency-Key header of POST /actions (DESIGN 5.4): 1–255 printable ASCII characters. */
+/** The Idempotency-Key header of POST /actions: 1–255 printable ASCII characters. */
 export const IdempotencyKey = z.string().regex(/^[\x20-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters');
 
 // Methods a vault call may use; CONNECT and TRACE have no place in an API call made on someone's behalf.
@@ -77,7 +77,7 @@ const VaultHeaderValue = z
   .max(4096)
   .refine((v) => !HEADER_BREAK.test(v), 'must not contain line breaks or NUL');
 
-/** The metadata keys that turn an action into a vault execution request (SPEC 2.1). */
+/** The metadata keys that turn an action into a vault execution request. */
 export const VaultExecutionMetadata = z.object({
   vault_execute: z.literal(true),
   service_name: StoredText().min(1).max(200),
@@ -103,7 +103,7 @@ export const SpendingLimitExceeded = z.object({
   requested: z.number(),
 });
 
-/** One device's approval of a request under a quorum rule (DESIGN 5.3). */
+/** One device's approval of a request under a quorum rule. */
 export const QuorumApproval = z.object({
   device_id: z.string(),
   method: z.string(),
@@ -143,9 +143,9 @@ export const ActionView = z.object({
   user_verified: z.boolean(),
   passkey_id: z.string().nullable(),
   spending_limit_exceeded: SpendingLimitExceeded.optional(),
-  /** The signed receipt (compact JWS, DESIGN 5.2) once the request has left pending; null while pending. */
+  /** The signed receipt (compact JWS, docs/security.md) once the request has left pending; null while pending. */
   receipt: z.string().nullable(),
-  /** Under a quorum rule (DESIGN 5.3): how many distinct devices must approve and the approvals so far; else null. */
+  /** Under a quorum rule: how many distinct devices must approve and the approvals so far; else null. */
   quorum: QuorumView.nullable(),
 });
 export type ActionView = z.infer<typeof ActionView>;
@@ -154,7 +154,7 @@ export type ActionView = z.infer<typeof ActionView>;
 export const ActionList = z.object({ actions: z.array(ActionView), next_cursor: z.string().nullable() });
 export type ActionList = z.infer<typeof ActionList>;
 
-/** Longest held wait of GET /actions/{id}?wait=S, in seconds (DESIGN 5.1). */
+/** Longest held wait of GET /actions/{id}?wait=S, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
 
 /** Query of GET /actions/{id}: `wait` holds the answer while the request is pending, for at most that many seconds. */
@@ -210,7 +210,7 @@ export type PendingItem = z.infer<typeof PendingItem>;
 export const PendingList = z.object({ requests: z.array(PendingItem) });
 export type PendingList = z.infer<typeof PendingList>;
 
-// How a device proves a decision (DESIGN 3 "Approve and deny", 5.6): an ECDSA signature or a passkey assertion over
+// How a device proves a decision (docs/api-guide.md, Approving and denying): an ECDSA signature or a passkey assertion over
 // the approval message, with the timestamp that message carries.
 const Signature = {
   signature: StoredText().min(1).max(1024).nullish(),
@@ -218,11 +218,11 @@ const Signature = {
   webauthn: AuthenticationResponse.nullish(),
 };
 
-/** Shortest and longest standing grant (DESIGN 5.3): one minute to thirty days. */
+/** Shortest and longest standing grant: one minute to thirty days. */
 export const grantLimits = { minSeconds: 60, maxSeconds: 2_592_000, maxUses: 1_000_000 } as const;
 
 /**
- * `grant` of an approve (DESIGN 5.3): approve similar requests (same agent, action type, recipient, currency) for
+ * `grant` of an approve: approve similar requests (same agent, action type, recipient, currency) for
  * `duration_seconds`, up to `max_amount` in total (in the request's currency) and `max_uses` requests.
  */
 export const GrantTerms = z.object({
@@ -241,7 +241,7 @@ export const GrantTerms = z.object({
 });
 export type GrantTerms = z.infer<typeof GrantTerms>;
 
-/** Body of POST /actions/{id}/approve (SPEC 4.8). */
+/** Body of POST /actions/{id}/approve. */
 export const ApproveBody = z.object({
   grant: GrantTerms.nullish(),
   totp_code: StoredText()
@@ -253,14 +253,14 @@ export const ApproveBody = z.object({
 });
 export type ApproveBody = z.infer<typeof ApproveBody>;
 
-/** Body of POST /actions/{id}/deny (SPEC 4.8). */
+/** Body of POST /actions/{id}/deny. */
 export const DenyBody = z.object({
   reason: StoredText().max(fieldLimits.denyReason).nullish(),
   ...Signature,
 });
 export type DenyBody = z.infer<typeof DenyBody>;
 
-/** Most requests one batch approve or deny may carry (DESIGN 5.3). */
+/** Most requests one batch approve or deny may carry. */
 export const MAX_BATCH_REQUESTS = 50;
 
 /** One request of a batch: its id, and its content hash as the device was shown it (required for vault requests). */
@@ -276,7 +276,7 @@ const BatchRequests = z
   .max(MAX_BATCH_REQUESTS, `must list 1 to ${MAX_BATCH_REQUESTS} requests`);
 
 /**
- * Body of POST /actions/approve (DESIGN 5.3): several requests approved with one proof; a signature or passkey
+ * Body of POST /actions/approve: several requests approved with one proof; a signature or passkey
  * assertion covers the batch message (aa-approval-batch-v1), a TOTP code is used once for the whole batch.
  */
 export const BatchApproveBody = z.object({
@@ -286,7 +286,7 @@ export const BatchApproveBody = z.object({
 });
 export type BatchApproveBody = z.infer<typeof BatchApproveBody>;
 
-/** Body of POST /actions/deny (DESIGN 5.3): several requests denied with one proof and one optional reason. */
+/** Body of POST /actions/deny: several requests denied with one proof and one optional reason. */
 export const BatchDenyBody = z.object({
   requests: BatchRequests,
   reason: DenyBody.shape.reason,

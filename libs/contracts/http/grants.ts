@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** A standing grant as GET /grants shows it (DESIGN 5.3): amounts in the grant's currency, in dollars. */
+/** A standing grant as GET /grants shows it: amounts in the grant's currency, in dollars. */
 export const GrantView = z.object({
   grant_id: z.string(),
   agent_id: z.string(),

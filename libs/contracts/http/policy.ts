@@ -14,7 +14,7 @@ export type LimitPeriod = z.infer<typeof LimitPeriod>;
 
 export const policyLimits = {
   ruleName: 200,
-  // How many distinct devices a quorum rule may require (DESIGN 5.3).
+  // How many distinct devices a quorum rule may require.
   quorumMin: 2,
   quorumMax: 10,
   rulesPerAccount: 500,
@@ -26,7 +26,7 @@ export const policyLimits = {
 // Agents are named by their public id (agt_…); anything else can never match, so it is refused at once.
 const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, 'must be an agent id (agt_…)');
 
-/** Body of POST /rules (SPEC 2.3). Unset or null filters match everything. */
+/** Body of POST /rules. Unset or null filters match everything. */
 export const CreateRuleBody = z
   .object({
     name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
@@ -41,7 +41,7 @@ export const CreateRuleBody = z
       .max(policyLimits.maxAmountCents)
       .nullish()
       .transform((v) => v ?? null),
-    /** With `require_quorum` (DESIGN 5.3): how many distinct devices of the account must approve, 2–10. */
+    /** With `require_quorum`: how many distinct devices of the account must approve, 2–10. */
     quorum: z
       .number()
       .int('must be a whole number')
@@ -58,7 +58,7 @@ export const CreateRuleBody = z
   });
 export type CreateRuleBody = z.infer<typeof CreateRuleBody>;
 
-/** A stored rule; `rule_id` is the id SPEC uses in paths, `id` the same value under the name every record uses. */
+/** A stored rule; `rule_id` is the id the paths use, `id` the same value under the name every record uses. */
 export const RuleView = z.object({
   id: z.string(),
   rule_id: z.string(),
@@ -77,7 +77,7 @@ export type RuleView = z.infer<typeof RuleView>;
 export const RuleList = z.object({ rules: z.array(RuleView) });
 export type RuleList = z.infer<typeof RuleList>;
 
-/** Body of POST /spending-limits (SPEC 2.4): amount_limit is in dollars (USD). */
+/** Body of POST /spending-limits: amount_limit is in dollars (USD). */
 export const CreateSpendingLimitBody = z.object({
   period: LimitPeriod,
   amount_limit: z
@@ -90,7 +90,7 @@ export const CreateSpendingLimitBody = z.object({
 });
 export type CreateSpendingLimitBody = z.infer<typeof CreateSpendingLimitBody>;
 
-/** A stored spending limit; `limit_id` per SPEC, `id` the same value. Limits are in USD. */
+/** A stored spending limit; `limit_id` as the paths name it, `id` the same value. Limits are in USD. */
 export const SpendingLimitView = z.object({
   id: z.string(),
   limit_id: z.string(),
@@ -106,7 +106,7 @@ export type SpendingLimitView = z.infer<typeof SpendingLimitView>;
 export const SpendingLimitList = z.object({ spending_limits: z.array(SpendingLimitView) });
 export type SpendingLimitList = z.infer<typeof SpendingLimitList>;
 
-/** One entry of GET /agent/spending-summary (SPEC 2.5), figures in dollars; the window bounds say when it resets. */
+/** One entry of GET /agent/spending-summary, figures in dollars; the window bounds say when it resets. */
 export const SpendingSummaryEntry = z.object({
   limit_id: z.string(),
   period: LimitPeriod,

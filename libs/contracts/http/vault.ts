@@ -44,7 +44,7 @@ export const AllowedHost = StoredText()
   .transform((h) => h.toLowerCase().replace(/^\[|\]$/g, ''))
   .refine((h) => HOSTNAME.test(h) || isIP(h) !== 0, 'must be a host name or IP address, without scheme, port or path');
 
-/** Body of POST /vault/credentials (SPEC 2.2). */
+/** Body of POST /vault/credentials. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point of this check
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
@@ -80,7 +80,7 @@ export type CredentialView = z.infer<typeof CredentialView>;
 export const CredentialList = z.object({ credentials: z.array(CredentialView) });
 export type CredentialList = z.infer<typeof CredentialList>;
 
-/** What an agent may know of a credential (SPEC 4.5). */
+/** What an agent may know of a credential. */
 export const VaultService = z.object({
   service_name: z.string(),
   auth_type: AuthType,
@@ -90,7 +90,7 @@ export const VaultService = z.object({
 export const VaultServiceList = z.object({ services: z.array(VaultService) });
 export type VaultServiceList = z.infer<typeof VaultServiceList>;
 
-/** The upstream's answer to an executed call (SPEC 4.6), credential value redacted. */
+/** The upstream's answer to an executed call, credential value redacted. */
 export const VaultExecutionResult = z.object({
   status_code: z.number().int(),
   headers: z.record(z.string(), z.string()),

@@ -27,7 +27,7 @@ let pending = new Map();
 /** Whether the pending list has been read at least once: until then a linked request is unknown, not gone. */
 let pendingRead = false;
 let route = parseRoute(location.hash);
-/** What the service offers beyond SPEC.md, learnt at sign-in (an older service has no standing grants). */
+/** What the service offers beyond the basic API, learnt at sign-in (an older service has no standing grants). */
 const features = { grants: false };
 /** Requests ticked for a batch decision; the batch under review ({decision}) or null. */
 const selected = new Set();
@@ -480,7 +480,7 @@ const views = {
   },
 };
 
-/** Revokes a standing grant at once (DESIGN 5.3). */
+/** Revokes a standing grant at once. */
 function revokeGrant(grant, button) {
   button.disabled = true;
   return attempt(async () => {

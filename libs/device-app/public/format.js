@@ -73,7 +73,7 @@ export function confirmReasons(item) {
   return reasons;
 }
 
-/** How long "Allow similar for…" may last, as offered in the app (DESIGN 5.3 allows 60 s to 30 days). */
+/** How long "Allow similar for…" may last, as offered in the app (the service allows 60 s to 30 days). */
 export const GRANT_DURATIONS = [
   [900, '15 minutes'],
   [3600, '1 hour'],

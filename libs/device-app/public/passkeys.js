@@ -1,4 +1,4 @@
-// Passkeys in the browser (DESIGN 5.6): register one with the platform authenticator, and assert over the digest of
+// Passkeys in the browser: register one with the platform authenticator, and assert over the digest of
 // an approval message. The JSON forms are those of the WebAuthn spec, which the server's library verifies.
 import { approvalMessage, base64url, batchApprovalMessage } from './signing.js';
 
@@ -24,7 +24,7 @@ export function decisionChallenge(input, subtle = globalThis.crypto.subtle) {
   return messageChallenge(approvalMessage(input), subtle);
 }
 
-/** The challenge of a batch decision: base64url SHA-256 of the batch message (DESIGN 5.3, 5.6). */
+/** The challenge of a batch decision: base64url SHA-256 of the batch message. */
 export function batchChallenge(input, subtle = globalThis.crypto.subtle) {
   return messageChallenge(batchApprovalMessage(input), subtle);
 }

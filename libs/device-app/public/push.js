@@ -1,4 +1,4 @@
-// The installable app's service worker and Web Push subscription (DESIGN 5.6). Permission is asked only when the
+// The installable app's service worker and Web Push subscription. Permission is asked only when the
 // holder presses "Notify me on this phone", never on load.
 import { fromBase64url } from './passkeys.js';
 

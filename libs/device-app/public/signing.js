@@ -1,4 +1,4 @@
-// Signing approvals on this device (DESIGN "Approve and deny"): an ECDSA P-256 key made by WebCrypto whose private
+// Signing approvals on this device (docs/api-guide.md, Signed approvals): an ECDSA P-256 key made by WebCrypto whose private
 // half is non-extractable, kept in IndexedDB (a CryptoKey is stored as an object, never as bytes a script can read).
 
 /** The exact message a device signs: five lines joined by \n, no trailing newline. */
@@ -7,7 +7,7 @@ export function approvalMessage({ requestId, decision, contentHash, timestamp })
 }
 
 /**
- * The message a device signs to decide several requests at once (DESIGN 5.3): `aa-approval-batch-v1`, the decision,
+ * The message a device signs to decide several requests at once: `aa-approval-batch-v1`, the decision,
  * one line `id content_hash` per request in the order sent (ending in the space when there is no hash), the timestamp.
  */
 export function batchApprovalMessage({ decision, requests, timestamp }) {

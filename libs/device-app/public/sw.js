@@ -1,5 +1,5 @@
 // The device app's service worker: keeps the app shell for offline starts, shows a pending request as a notification
-// (title, amount, risk) that opens that request, and clears it once the request is settled (DESIGN 5.6).
+// (title, amount, risk) that opens that request, and clears it once the request is settled.
 const CACHE = 'agent-auth-shell-v1';
 const SHELL = [
   '/app/',

@@ -1,4 +1,4 @@
-// Checking in the browser, with WebCrypto, what the service signed (DESIGN 5.2): receipts and the audit chain,
+// Checking in the browser, with WebCrypto, what the service signed (docs/security.md): receipts and the audit chain,
 // against the receipt keys published at /.well-known/jwks.json. Nothing here trusts what the API says about itself.
 
 const ZERO_HASH = '0'.repeat(64);

@@ -92,7 +92,7 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
 /** Words for how a device approved (a quorum approval's method). */
 const METHOD_TEXT = { biometric: 'biometric', totp: 'authenticator code', wallet_pay: 'wallet pay' };
 
-/** A quorum's progress (DESIGN 5.3): n of required, who approved and how; nothing when no quorum applies. */
+/** A quorum's progress: n of required, who approved and how; nothing when no quorum applies. */
 export function quorumProgress(item, mine = false) {
   if (!item.quorum) return null;
   const { required, approvals } = item.quorum;
@@ -195,7 +195,7 @@ export function pendingCard(item, onDecide, opts = {}) {
   );
 }
 
-/** "Allow similar for…": the standing grant an approval may create (DESIGN 5.3), kept in `draft` across redraws. */
+/** "Allow similar for…": the standing grant an approval may create, kept in `draft` across redraws. */
 function grantChoice(item, draft) {
   const duration = el(
     'select',

@@ -29,13 +29,13 @@ export interface PolicyDecider {
   recordSpend(input: RecordSpendRequest, ctx: RequestContext): Promise<void>;
   /** Takes back spend recorded for an action that did not end up approved; never throws. */
   releaseSpend(input: ReleaseSpendRequest, ctx: RequestContext): Promise<void>;
-  /** Creates a standing grant from an approval (DESIGN 5.3); idempotent per approval. */
+  /** Creates a standing grant from an approval; idempotent per approval. */
   createGrant(input: CreateGrantRequest, ctx: RequestContext): Promise<GrantView>;
   /** Revokes a grant of the device's account at once (404 when it has none by that id). */
   revokeGrant(device: DevicePrincipal, grantId: string, ctx: RequestContext): Promise<GrantView>;
 }
 
-/** The policy_version (DESIGN 5.2) of an account without rules or limits. */
+/** The policy_version of an account without rules or limits. */
 const EMPTY_POLICY_VERSION = policyVersion([], []);
 
 /** Used while no policy service is wired in: every request waits for a person, and nothing counts spend. */

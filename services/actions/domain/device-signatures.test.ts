@@ -152,7 +152,7 @@ describe('approval signatures', () => {
     }
   });
 
-  it('the message is the five lines of DESIGN, the content hash line empty when none', () => {
+  it('the message is five lines, the content hash line empty when none', () => {
     expect(approvalMessage({ requestId: 'act_1', decision: 'approve', contentHash: null, timestamp: 'T' })).toBe(
       'aa-approval-v1\nact_1\napprove\n\nT',
     );

@@ -35,7 +35,7 @@ export function parseDevicePublicKey(input: string | Record<string, unknown>): P
   return { ok: true, pem: key.export({ type: 'spki', format: 'pem' }).toString() };
 }
 
-/** The exact text a device signs to approve or deny a request (DESIGN "Approve and deny"), UTF-8, lines joined by \n. */
+/** The exact text a device signs to approve or deny a request, UTF-8, lines joined by \n. */
 export function approvalMessage(input: {
   requestId: string;
   decision: 'approve' | 'deny';
@@ -46,7 +46,7 @@ export function approvalMessage(input: {
 }
 
 /**
- * The exact text a device signs to approve or deny several requests at once (DESIGN 5.3): `aa-approval-batch-v1`,
+ * The exact text a device signs to approve or deny several requests at once: `aa-approval-batch-v1`,
  * the decision, one line `id content_hash` per request in the order sent (the line ends in the space when there is
  * no hash), then the timestamp, joined by \n.
  */

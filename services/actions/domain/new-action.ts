@@ -59,7 +59,7 @@ export interface Prepared {
   metadataEnc: string | null;
   /** Its creation time (and resolution time when resolved at creation), as its receipt states it. */
   at: Date;
-  /** What the holder is shown, hashed (DESIGN 5.2); null while receipts are off. */
+  /** What the holder is shown, hashed (for its receipt); null while receipts are off. */
   requestHash: string | null;
 }
 
@@ -99,7 +99,7 @@ export function newRequestRow(p: Prepared, decision: PolicyDecision, receipt: st
     callback_url: action.callback_url,
     content_hash: p.contentHash,
     status: resolved ? decision.outcome : 'pending',
-    // A quorum rule leaves the request pending, naming the rule and how many devices must approve (DESIGN 5.3).
+    // A quorum rule leaves the request pending, naming the rule and how many devices must approve.
     rule_applied: resolved ? decision.rule_applied : (decision.rule_applied ?? null),
     quorum_required: resolved ? null : (decision.quorum ?? null),
     resolved_by: resolved ? decision.resolved_by : null,
@@ -140,7 +140,7 @@ export function creationAudit(p: Prepared, decision: PolicyDecision, receipt: st
     {
       event: decision.outcome,
       actor: decision.resolved_by,
-      // A standing grant's use (DESIGN 5.3) names the grant it counted against.
+      // A standing grant's use names the grant it counted against.
       detail: { ...decisionDetail(decision), ...grantOf(decision.resolved_by), ...receiptDetail(receipt) },
     },
   ];

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 
-/** The challenge a passkey signs for a decision: base64url SHA-256 of the UTF-8 approval message (DESIGN 5.6). */
+/** The challenge a passkey signs for a decision: base64url SHA-256 of the UTF-8 approval message. */
 export function decisionChallenge(message: string): string {
   return hash('sha256', message, 'base64url');
 }

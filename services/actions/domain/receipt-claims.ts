@@ -4,7 +4,7 @@ import type { RequestRow } from '../store/rows.js';
 export interface DeviceResolution {
   device_id: string;
   device_signature: string | null;
-  /** Set when a passkey verified the holder (DESIGN 5.6). */
+  /** Set when a passkey verified the holder. */
   user_verified?: true;
   passkey_id?: string | null;
 }
@@ -32,7 +32,7 @@ type Signed = Pick<
 >;
 
 /**
- * The claims of a receipt (DESIGN 5.2), exactly: who asked for what (request_hash), who or what resolved it and
+ * The claims of a receipt (docs/security.md), exactly: who asked for what (request_hash), who or what resolved it and
  * how, under which policy (policy_version: the rules and limits the policy decided the request under when it was
  * created, resolving it or leaving it to a person; a person's approval or denial and expiry do not consult them),
  * and when. A device's public reference stands in `device_id`: the

@@ -4,7 +4,7 @@ import { AUDIT_HEAD_TYP, RECEIPT_TYP, type Jwks } from '@agent-auth/contracts';
 
 const KID = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** The receipt keys of DESIGN 5.2: the current one signs; every one, current and retired, is published. */
+/** The receipt keys: the current one signs; every one, current and retired, is published. */
 export interface ReceiptKeys {
   readonly currentKid: string;
   /** The public keys as a JSON Web Key Set (GET /.well-known/jwks.json). */

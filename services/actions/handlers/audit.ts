@@ -2,7 +2,7 @@ import { type BoundHandler, handle } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
-/** Verifiable decisions (DESIGN 5.2) on the bus: the receipt keys, and the account's audit chain as a device reads it. */
+/** Verifiable decisions on the bus: the receipt keys, and the account's audit chain as a device reads it. */
 export function auditHandlers(uc: UseCases): BoundHandler[] {
   return [
     handle(ep.jwks, async () => uc.auditChain.jwks()),

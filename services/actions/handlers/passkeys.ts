@@ -2,7 +2,7 @@ import { type BoundHandler, handle } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
-/** A device's passkeys on the bus (DESIGN 5.6): creation options, registration, listing and removal. */
+/** A device's passkeys on the bus: creation options, registration, listing and removal. */
 export function passkeyHandlers(uc: UseCases): BoundHandler[] {
   const { passkeys } = uc;
   return [

@@ -43,7 +43,7 @@ type Heads = Map<string, { seq: number; hash: string }>;
 const KEPT_HEADS = 10_000;
 
 /**
- * Persistence of the accounts' audit chains (DESIGN 5.2): sealing new events, and reading sealed ones. An event is
+ * Persistence of the accounts' audit chains: sealing new events, and reading sealed ones. An event is
  * written once into actions.audit_events with the id of the transaction that wrote it; sealing inserts its place
  * into actions.audit_chain and moves one cursor, (tx, id), past it (migration 043 says why none is ever skipped).
  */

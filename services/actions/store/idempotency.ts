@@ -17,7 +17,7 @@ interface KeyRow {
 }
 
 /**
- * Idempotency keys of POST /actions (DESIGN 5.4). The primary key (agent, key) makes the database the judge of
+ * Idempotency keys of POST /actions. The primary key (agent, key) makes the database the judge of
  * which caller processes a key; the others wait for its answer. A claim is a lease: if its holder dies, the key
  * is taken over once the lease lapses, with the same action id, so the retry finds or creates the same request.
  */

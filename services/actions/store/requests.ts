@@ -162,7 +162,7 @@ export function createRequestStore(
     },
 
     /**
-     * Adds one device's approval to a pending request under a quorum rule (DESIGN 5.3), with its audit entry, unless
+     * Adds one device's approval to a pending request under a quorum rule, with its audit entry, unless
      * that device approved it already or the quorum is complete: undefined then (or when it is not pending). The
      * conditional update is what lets exactly one approval complete the quorum, however many race.
      */

@@ -22,19 +22,19 @@ export interface RequestRow {
   resolved_by: string | null;
   resolved_at: Date | null;
   reason: string | null;
-  /** Set when a passkey verified the holder's decision (DESIGN 5.6). */
+  /** Set when a passkey verified the holder's decision. */
   user_verified?: boolean;
   passkey_id?: string | null;
   spending_limit_exceeded: { period: string; limit: number; spent: number; requested: number } | null;
   created_at: Date;
   expires_at: Date;
-  /** SHA-256 of what the holder was shown (DESIGN 5.2); null on requests stored before receipts existed. */
+  /** SHA-256 of what the holder was shown; null on requests stored before receipts existed. */
   request_hash: string | null;
-  /** The policy version the request was decided under at creation (DESIGN 5.2). */
+  /** The policy version the request was decided under at creation. */
   policy_version: string | null;
   /** The signed receipt, written in the statement that resolves the request. */
   receipt: string | null;
-  /** Distinct devices that must approve, when a quorum rule matched at creation (DESIGN 5.3); else null. */
+  /** Distinct devices that must approve, when a quorum rule matched at creation; else null. */
   quorum_required?: number | null;
   /** The approvals so far under a quorum rule, in the order they came. */
   quorum_approvals?: QuorumApproval[];

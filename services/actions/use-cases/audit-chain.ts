@@ -8,7 +8,7 @@ const BATCH = 1000;
 const READER_ATTEMPTS = 200;
 const READER_PAUSE_MS = 5;
 
-/** Reading an account's audit chain (DESIGN 5.2): pages of it, one request's events, and its signed head. */
+/** Reading an account's audit chain: pages of it, one request's events, and its signed head. */
 export function createAuditChain(deps: Pick<ActionsDeps, 'auditChain' | 'requests' | 'receiptKeys'>) {
   const { auditChain, requests, receiptKeys } = deps;
 

@@ -14,7 +14,7 @@ type Deps = Pick<ActionsDeps, 'settings' | 'keyring' | 'requests' | 'idempotency
 };
 
 /**
- * POST /actions with an Idempotency-Key (DESIGN 5.4): the first caller of a key creates the request; a repeat
+ * POST /actions with an Idempotency-Key: the first caller of a key creates the request; a repeat
  * (a client's retry, or the gateway's retry racing on another replica) waits for that answer and gets it again;
  * the same key with another request is 422. Without a key, every call creates (the gateway's own retry of one call
  * repeats the action id it chose, and stores nothing twice).

@@ -97,7 +97,7 @@ export function createExecution(deps: Deps) {
       };
     },
 
-    /** Gives a claim back whose call was refused before the upstream was contacted (DESIGN 5.5). */
+    /** Gives a claim back whose call was refused before the upstream was contacted. */
     async release({ agent, request_id: id, claim_id }: ExecutionClaim, ctx: RequestContext) {
       const released = await requests.releaseExecution(id, agent.agent_id, claim_id, {
         event: 'execution_released',

@@ -13,7 +13,7 @@ import type { ActionsDeps } from './deps.js';
 type Deps = Pick<ActionsDeps, 'requests' | 'policy'>;
 
 /**
- * Standing grants (DESIGN 5.3) as the actions service sees them: made from a person's approval, revoked by the
+ * Standing grants as the actions service sees them: made from a person's approval, revoked by the
  * device; each creation and revocation joins the audit trail of the request the grant came from (each use is in the
  * trail of the request it approved).
  */

@@ -30,7 +30,7 @@ async function verified<T>(work: () => Promise<T>, refuse: (reason: string) => E
   }
 }
 
-/** A device's passkeys (DESIGN 5.6): registration, listing, removal, and verifying a decision made with one. */
+/** A device's passkeys: registration, listing, removal, and verifying a decision made with one. */
 export function createPasskeys(deps: Pick<ActionsDeps, 'passkeys'>) {
   const { passkeys } = deps;
   return {

@@ -3,7 +3,7 @@ import { receiptClaims, type Resolution } from '../domain/receipt-claims.js';
 
 type Signed = Parameters<typeof receiptClaims>[1];
 
-/** Signs receipts (DESIGN 5.2) with the current receipt key; null when receipts are switched off. */
+/** Signs receipts with the current receipt key; null when receipts are switched off. */
 export interface ReceiptIssuer {
   readonly enabled: boolean;
   sign(row: Signed, resolution: Resolution): Promise<string | null>;

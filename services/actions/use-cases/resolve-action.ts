@@ -107,9 +107,9 @@ export function createResolution(deps: Deps) {
   };
 
   /**
-   * Once a device has a public key, its approvals and denials must be signed over the approval message (DESIGN
-   * "Approve and deny", or the batch message of 5.3); once it has a passkey, they must carry a passkey assertion over
-   * that message's digest or such a signature (DESIGN 5.6). 403 naming what is wrong otherwise; devices with neither
+   * Once a device has a public key, its approvals and denials must be signed over the approval message
+   * (or the batch message); once it has a passkey, they must carry a passkey assertion over
+   * that message's digest or such a signature. 403 naming what is wrong otherwise; devices with neither
    * are not asked for one.
    */
   const checkDeviceProof = async (
@@ -137,11 +137,11 @@ export function createResolution(deps: Deps) {
     return { signed: checkSignature(publicKeyPem, message, sent), user_verified: false, passkey_id: null };
   };
 
-  /** The single approval message of one request (DESIGN "Approve and deny"), with the timestamp as sent. */
+  /** The single approval message of one request, with the timestamp as sent. */
   const singleMessage = (row: RequestRow, decision: 'approve' | 'deny', sent: DeviceProof) =>
     approvalMessage({ requestId: row.id, decision, contentHash: row.content_hash, timestamp: sent.timestamp ?? '' });
 
-  /** The batch message (DESIGN 5.3): the ids and content hashes in the order the device sent them. */
+  /** The batch message: the ids and content hashes in the order the device sent them. */
   const batchMessage = (decision: 'approve' | 'deny', batch: BatchApproveRequest | BatchDenyRequest) =>
     batchApprovalMessage({
       decision,
@@ -173,8 +173,8 @@ export function createResolution(deps: Deps) {
   };
 
   /**
-   * The receipt of a person's answer (DESIGN 5.2): the device by its public reference, the signature it sent, and
-   * (DESIGN 5.6) the passkey that verified the holder.
+   * The receipt of a person's answer: the device by its public reference, the signature it sent, and
+   * the passkey that verified the holder.
    */
   const receiptOf = (
     row: RequestRow,
@@ -196,7 +196,7 @@ export function createResolution(deps: Deps) {
 
   /** How a device's approval was made: its resolved_by if it resolves the request. */
   const methodOf = (approval: Approval, proof: DecisionProof): string =>
-    // A passkey that verified the holder is what "biometric" means (DESIGN 5.6), whatever else came with it.
+    // A passkey that verified the holder is what "biometric" means, whatever else came with it.
     proof.user_verified
       ? 'biometric'
       : approval.totp_code
@@ -206,7 +206,7 @@ export function createResolution(deps: Deps) {
           : 'biometric';
 
   /**
-   * One device's approval of a request under a quorum rule (DESIGN 5.3): recorded on the request (409 when this
+   * One device's approval of a request under a quorum rule: recorded on the request (409 when this
    * device approved it already); the approval that completes the quorum approves the request, its method the
    * request's resolved_by. Until then the request stays pending, and nothing is announced (webhooks only on the
    * final outcome).
@@ -389,7 +389,7 @@ export function createResolution(deps: Deps) {
       // Last of the checks, because accepting a TOTP code uses it up.
       if (request.totp_code) await totp.accept(device.account_id, request.totp_code);
       if (!request.grant) return approveOne(device, row, request, proof, ctx);
-      // "Allow similar" (DESIGN 5.3): the grant is made once the approval stands, so the approval creating it is
+      // "Allow similar": the grant is made once the approval stands, so the approval creating it is
       // not counted against it; its id is fixed first so that the approval's audit entry names it.
       const grantId = deps.grants.newGrantId();
       const view = await approveOne(device, row, request, proof, ctx, { grant_id: grantId });
@@ -406,7 +406,7 @@ export function createResolution(deps: Deps) {
     },
 
     /**
-     * Approves several requests (DESIGN 5.3): the proof (signature or passkey over the batch message) and the TOTP
+     * Approves several requests: the proof (signature or passkey over the batch message) and the TOTP
      * code are checked once for the whole batch, a failure of either refusing all of it (403); then each request is
      * approved by the same operation as a single approval, with its own result.
      */
@@ -422,7 +422,7 @@ export function createResolution(deps: Deps) {
       });
     },
 
-    /** Denies several requests (DESIGN 5.3): one proof for the batch, each request denied on its own. */
+    /** Denies several requests: one proof for the batch, each request denied on its own. */
     async denyMany(batch: BatchDenyRequest, ctx: RequestContext): Promise<BatchResults> {
       const { device } = batch;
       const proof = await checkDeviceProof(device, batchMessage('deny', batch), batch.proof);

@@ -12,8 +12,8 @@ import type { AuditChainStore } from '../store/audit-chain.js';
 export const SEAL_ROUND_EVENTS = 100;
 
 /**
- * Seals new audit events into their accounts' hash chains every interval, off the request path (DESIGN 5.2:
- * within 2 s of the event). Any number of replicas run it: a round that another replica's overtook writes nothing,
+ * Seals new audit events into their accounts' hash chains every interval, off the request path
+ * (within 2 s of the event). Any number of replicas run it: a round that another replica's overtook writes nothing,
  * and this replica waits for the next interval.
  */
 export function startAuditSealer(input: {

@@ -69,7 +69,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     headerDocs: {
       'Idempotency-Key': {
         description:
-          'Makes a retry of this create safe (DESIGN 5.4): 1-255 printable ASCII characters, chosen by the agent ' +
+          'Makes a retry of this create safe: 1-255 printable ASCII characters, chosen by the agent ' +
           '(a UUID per request is enough). Within 24 h, the same key from the same agent gets the first answer ' +
           'again (counted once against the quota); the same key with another body is 422.',
         schema: IdempotencyKey,

@@ -15,7 +15,7 @@ import {
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 
-/** Accounts, devices and agents (DESIGN "Accounts and identities"). */
+/** Accounts, devices and agents. */
 export function identityRoutes(app: FastifyInstance, bus: Bus): void {
   addRoute(app, {
     method: 'POST',

@@ -13,7 +13,7 @@ type PasskeySettings = Pick<Config, 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGINS'>;
 import { addRoute } from './route.js';
 import { relyingPartyOf } from './relying-party.js';
 
-/** A device's passkeys (DESIGN 5.6): creation options, registration, listing and removal. */
+/** A device's passkeys: creation options, registration, listing and removal. */
 export function passkeyRoutes(app: FastifyInstance, bus: Bus, config: PasskeySettings): void {
   addRoute(app, {
     method: 'POST',

@@ -13,7 +13,7 @@ import {
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
 
-/** Rules and spending limits (device, SPEC 4.9) and the agent's spending summary (SPEC 4.4). */
+/** Rules and spending limits (device) and the agent's spending summary. */
 export function policyRoutes(app: FastifyInstance, bus: Bus): void {
   addRoute(app, {
     method: 'POST',
@@ -93,7 +93,7 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
     tag: 'Policy',
     summary: 'List standing grants',
     description:
-      "The account's standing grants (DESIGN 5.3), newest first: live ones and those that ended in the last 30 " +
+      "The account's standing grants, newest first: live ones and those that ended in the last 30 " +
       'days. Each is scoped to an agent, action type, recipient (null: requests without one) and currency; ' +
       '`max_amount` and `spent` are in dollars of that currency, `created_from` is the request whose approval ' +
       'made it.',

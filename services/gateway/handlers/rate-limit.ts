@@ -15,7 +15,7 @@ export interface Identity {
   label: string;
 }
 
-/** The limits SPEC 8.1 sets (defaults), from configuration. */
+/** The rate limits, from configuration (defaults in docs/configuration.md). */
 export type RateLimitSettings = Pick<
   Config,
   'RATE_LIMIT_WINDOW_SECONDS' | 'RATE_LIMIT_AGENT' | 'RATE_LIMIT_DEVICE' | 'RATE_LIMIT_IP'
@@ -44,7 +44,7 @@ export function identityOf(
   return { key: `ip:${ip}`, kind: 'ip', limit: settings.RATE_LIMIT_IP, label: `unauthenticated requests from ${ip}` };
 }
 
-/** The rate-limit headers of DESIGN ("Rate limits"): whole seconds, rounded up; Retry-After only when refused. */
+/** The rate-limit headers: whole seconds, rounded up; Retry-After only when refused. */
 export function rateLimitHeaders(limit: number, outcome: RateLimitOutcome): Record<string, string> {
   const reset = Math.max(0, Math.ceil(outcome.resetMs / 1000));
   const headers: Record<string, string> = {

@@ -6,7 +6,7 @@ import { errors } from '@agent-auth/errors';
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
- * Where passkeys are bound (DESIGN 5.6): WEBAUTHN_RP_ID and WEBAUTHN_ORIGINS when set, otherwise the host the
+ * Where passkeys are bound: WEBAUTHN_RP_ID and WEBAUTHN_ORIGINS when set, otherwise the host the
  * request came to (the app and the API share an origin) and that origin. The browser only lets the app use a
  * passkey for its own host, and the server only accepts assertions made at an expected origin, so a request
  * naming another host cannot use a passkey registered here.

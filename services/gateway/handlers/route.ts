@@ -62,7 +62,7 @@ function shapeReply(route: string, schema: z.ZodType, value: unknown): unknown {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-// No id the service issues contains a control character: such an id is simply not found (DESIGN 5.5).
+// No id the service issues contains a control character: such an id is simply not found.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point of this pattern
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 

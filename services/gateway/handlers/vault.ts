@@ -30,7 +30,7 @@ async function executeOnce(
   }
 }
 
-/** Vault credentials (device, SPEC 4.7), the agent's services and the execution of an approved call (SPEC 4.5, 4.6). */
+/** Vault credentials (device), the agent's services and the execution of an approved call. */
 export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySettings): void {
   // An execution waits for the upstream: give the bus reply the executor's own time limits plus a margin.
   const executeTimeoutMs = Math.max(

@@ -1,7 +1,7 @@
 import type { ActionEvent } from '@agent-auth/contracts';
 import type { PushMessage } from '../adapters/push.js';
 
-/** The device app's link to one request (DESIGN 5.1, 5.6). */
+/** The device app's link to one request. */
 export function requestLink(id: string): string {
   return `/app/#/requests/${encodeURIComponent(id)}`;
 }

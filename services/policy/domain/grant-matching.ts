@@ -17,7 +17,7 @@ export interface GrantFacts {
 }
 
 /**
- * Whether a grant covers a request (DESIGN 5.3): same agent, action type and currency, and the same recipient. A
+ * Whether a grant covers a request: same agent, action type and currency, and the same recipient. A
  * grant made from a request without a recipient covers only requests without one: it never reaches a payee the
  * holder was not shown.
  */

@@ -21,7 +21,7 @@ export interface LimitStanding<L> {
 
 /**
  * The first limit (in the order given) that `amount_cents` more would take past its figure; reaching the
- * figure exactly is allowed (DESIGN "Spending limits").
+ * figure exactly is allowed.
  */
 export function firstExceededLimit<L>(
   standings: readonly LimitStanding<L>[],

@@ -17,7 +17,7 @@ export interface ActionFacts {
 }
 
 /**
- * Whether a rule applies to an action (DESIGN "Rules"): every field the rule sets must match. An action without an
+ * Whether a rule applies to an action: every field the rule sets must match. An action without an
  * amount never matches a rule that caps the amount, since there is nothing to hold under the cap.
  */
 export function ruleMatches(rule: RuleCriteria, action: ActionFacts): boolean {

@@ -31,7 +31,7 @@ export function toLimitView(row: LimitRow): SpendingLimitView {
   };
 }
 
-/** The public record of a standing grant (DESIGN 5.3), its amounts in dollars of its currency. */
+/** The public record of a standing grant, its amounts in dollars of its currency. */
 export function toGrantView(row: GrantRow): GrantView {
   return {
     grant_id: row.id,

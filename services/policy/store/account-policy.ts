@@ -25,11 +25,11 @@ export interface AccountPolicy {
   rules: DecisionRule[];
   limits: PolicyLimit[];
   /**
-   * The account's standing grants that were live with uses and budget left when loaded (DESIGN 5.3); empty for
+   * The account's standing grants that were live with uses and budget left when loaded; empty for
    * most accounts, so a decision looks no further. Use is counted in the database, under the lock.
    */
   grants: GrantScope[];
-  /** The receipts' policy_version of exactly these rules and limits (DESIGN 5.2). */
+  /** The receipts' policy_version of exactly these rules and limits. */
   version: string;
 }
 
@@ -71,7 +71,7 @@ export function createAccountPolicyStore(sql: Sql) {
         created_at: new Date(l.created_at),
       }));
       const grants = row!.grants.map((g) => ({ ...g, expires_at: new Date(g.expires_at) }));
-      // Grants are not part of the version: DESIGN 5.2 hashes the rules and limits only.
+      // Grants are not part of the version: it hashes the rules and limits only.
       return { rules, limits, grants, version: versionOf(accountId, { rules, limits }) };
     },
   };

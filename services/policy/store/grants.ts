@@ -14,7 +14,7 @@ const toRow = (r: RawGrant): GrantRow => ({
   spent_cents: Number(r.spent_cents),
 });
 
-/** Persistence of standing grants (DESIGN 5.3); their use is counted by policy.use_grant (spend.ts). */
+/** Persistence of standing grants; their use is counted by policy.use_grant (spend.ts). */
 export function createGrantStore(sql: Sql) {
   return {
     /** Inserts a grant; a second creation from the same approval returns the first grant instead. */

@@ -26,7 +26,7 @@ export interface LimitRow {
   created_at: Date;
 }
 
-/** A standing grant as the store hands it out (DESIGN 5.3); amounts in cents of its currency. */
+/** A standing grant as the store hands it out; amounts in cents of its currency. */
 export interface GrantRow {
   id: string;
   account_id: string;

@@ -22,7 +22,7 @@ type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'po
 const PENDING: Verdict = { outcome: 'pending' };
 
 function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
-  // A quorum rule (DESIGN 5.3) decides that the request waits for that many devices of the account.
+  // A quorum rule decides that the request waits for that many devices of the account.
   if (rule.decision === 'require_quorum') return { outcome: 'pending', rule_applied: rule.name, quorum: rule.quorum! };
   return {
     outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
@@ -80,7 +80,7 @@ function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_typ
 }
 
 /**
- * The automatic decision on a new request (SPEC 3, DESIGN "Rules" and "Spending limits"), from the replica's copy
+ * The automatic decision on a new request (docs/api-guide.md, Rules and spending limits), from the replica's copy
  * of the account's rules and limits: no database round trip when nothing covers the request with an amount, one
  * otherwise (the spend of the covering limits, or recording an approval under the account's lock).
  */
@@ -90,7 +90,7 @@ async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecis
     return { outcome: 'pending', policy_version: policy.version, no_policy: true };
   }
   const decision = await decideFrom(deps, policy, req, false);
-  // The version of exactly the rules and limits decided under (DESIGN 5.2). The common answer is built as it is:
+  // The version of exactly the rules and limits decided under. The common answer is built as it is:
   // spreading a verdict takes V8's slow object-clone path.
   if (decision === PENDING) return { outcome: 'pending', policy_version: policy.version };
   if (decision !== STALE) return { ...decision, policy_version: policy.version } as PolicyDecision;
@@ -160,7 +160,7 @@ async function decideFrom(
 }
 
 /**
- * A standing grant's approval (DESIGN 5.3), once no limit denied the request and no rule matched it: the first
+ * A standing grant's approval, once no limit denied the request and no rule matched it: the first
  * covering grant with budget and uses left approves it, its use and spend counted under the account's lock against
  * the database (never the copy), together with the limits'. No round trip when the account has no live grant that
  * covers the request.

@@ -62,7 +62,7 @@ export function createSettings(
       return { spending_limits: (await limits.list(device.account_id)).map(toLimitView) };
     },
 
-    /** A standing grant from a person's approval (DESIGN 5.3); every replica drops its copy of the account's grants. */
+    /** A standing grant from a person's approval; every replica drops its copy of the account's grants. */
     async createGrant(req: CreateGrantRequest, ctx: RequestContext) {
       const row = await deps.grants.insert(req);
       changed(req.account_id);

@@ -77,7 +77,7 @@ export function actionsOverBus(bus: Bus, timing: LedgerTiming = defaultTiming): 
         );
       } catch (err) {
         // Stored or not, this attempt will not call the upstream: give the claim back if it was stored, so the
-        // approval stays usable (DESIGN 5.5). In the background: the agent's answer does not wait for it.
+        // approval stays usable. In the background: the agent's answer does not wait for it.
         if (isUnanswered(err)) void release(claim, ctx);
         throw err;
       }

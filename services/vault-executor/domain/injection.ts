@@ -1,6 +1,6 @@
 import type { AuthType } from '@agent-auth/contracts';
 
-/** The header a credential is sent in, and its value (DESIGN "Vault execution", injection by auth_type). */
+/** The header a credential is sent in, and its value, by the credential's auth_type. */
 export function credentialHeader(auth: { auth_type: AuthType; auth_header: string }, secret: string): [string, string] {
   switch (auth.auth_type) {
     case 'bearer':

@@ -14,7 +14,7 @@ export function toCredentialView(row: CredentialRow): CredentialView {
   };
 }
 
-/** A credential as an agent sees it (SPEC 4.5). */
+/** A credential as an agent sees it. */
 export function toVaultService(row: CredentialRow) {
   return {
     service_name: row.service_name,

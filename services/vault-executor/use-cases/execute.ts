@@ -19,7 +19,7 @@ import { credentialContext, type VaultDeps } from './deps.js';
 interface Attempt {
   targetHost: string | null;
   statusCode: number | null;
-  /** The call may have reached the upstream: only then is the approval used up (DESIGN 5.5). */
+  /** The call may have reached the upstream: only then is the approval used up. */
   dialed: boolean;
 }
 
