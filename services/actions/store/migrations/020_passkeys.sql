@@ -1,4 +1,4 @@
--- Passkeys (WebAuthn) of devices: approvals verified by the platform authenticator (DESIGN 5.6).
+-- Passkeys (WebAuthn) of devices: approvals verified by the platform authenticator.
 -- credential_id is the authenticator's id (base64url); public_key the COSE key as registered; sign_count the newest
 -- counter accepted, raised only by a conditional update so an assertion is never accepted twice.
 create table if not exists actions.passkeys (

@@ -1,4 +1,4 @@
--- POST /actions with an Idempotency-Key (DESIGN 5.4): one row per agent and key, so the database itself makes a key
+-- POST /actions with an Idempotency-Key: one row per agent and key, so the database itself makes a key
 -- name one request however many replicas see it at once. The action id is fixed when the key is first claimed, so
 -- a retry after a crash creates (or finds) the same request, counted once with it; the first answer is kept
 -- encrypted (it carries the request's metadata). Rows older than 24 h are pruned and ignored.

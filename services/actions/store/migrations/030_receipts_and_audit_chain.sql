@@ -1,4 +1,4 @@
--- Verifiable decisions (DESIGN 5.2): a request's receipt is written in the statement that resolves it, beside the
+-- Verifiable decisions: a request's receipt is written in the statement that resolves it, beside the
 -- hash of what the holder was shown (computed once, at creation, while the metadata is in the clear).
 alter table actions.requests add column if not exists request_hash text;
 alter table actions.requests add column if not exists receipt text;

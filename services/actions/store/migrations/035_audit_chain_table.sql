@@ -1,4 +1,4 @@
--- The audit chain in a table of its own (DESIGN 5.2). Sealing used to UPDATE every audit event to set its place in
+-- The audit chain in a table of its own. Sealing used to UPDATE every audit event to set its place in
 -- the chain: a second full version of the row (receipt included), a new entry in every index of audit_events and a
 -- trigger call, per event, for as many events as the creates wrote. Now audit_events is written once and never
 -- changed; the sealer inserts each event's place (seq, prev_hash, hash) here, a row a fraction of the size.

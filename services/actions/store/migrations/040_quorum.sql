@@ -1,4 +1,4 @@
--- Quorum rules (DESIGN 5.3): a request a quorum rule matched waits for `quorum_required` distinct devices; each
+-- Quorum rules: a request a quorum rule matched waits for `quorum_required` distinct devices; each
 -- approval so far is kept on the request itself ({device_id, method, at, signed}), so the action object and the
 -- pending list show the quorum without another read, and one conditional update adds an approval.
 alter table actions.requests add column if not exists quorum_required integer;

@@ -1,4 +1,4 @@
--- Sealing by horizon (DESIGN 5.2: the chain sealed off the request path). Every audit event used to be copied onto
+-- Sealing by horizon (the chain is sealed off the request path). Every audit event used to be copied onto
 -- a work list (actions.audit_unsealed) by a statement trigger on the request path, and deleted from it again by the
 -- sealer: a trigger with a transition table per writing statement, a row and an index entry in, a dead row and an
 -- index entry out, per event. Now each event carries the id of the transaction that wrote it, and the sealer keeps

@@ -1,4 +1,4 @@
--- Standing grants (DESIGN 5.3): created from a person's approval, they approve similar requests at creation (same
+-- Standing grants: created from a person's approval, they approve similar requests at creation (same
 -- agent, action type, recipient and currency) until they expire, are revoked, or run out of budget or uses.
 -- Budget and uses are counted under the account's advisory lock (policy.use_grant), the one spend accounting takes,
 -- so no number of replicas deciding at once can spend past a grant.
