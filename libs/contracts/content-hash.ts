@@ -24,3 +24,17 @@ export function vaultContentHash(
   });
   return hash('sha256', canonical!, 'hex');
 }
+
+/**
+ * The hash a device approves for a coding agent's or an MCP server's tool call: lowercase hex SHA-256 of the RFC 8785
+ * canonical JSON of the client, the tool and exactly the input it will run with.
+ */
+export function toolCallContentHash(call: { source: string; tool_name: string; tool_input: unknown }): string {
+  const canonical = canonicalize({ source: call.source, tool_name: call.tool_name, tool_input: call.tool_input });
+  return hash('sha256', canonical!, 'hex');
+}
+
+/** The digest of an edited tool input (approve with changes), as the receipt and the audit entry state it. */
+export function toolInputHash(input: unknown): string {
+  return hash('sha256', canonicalize(input)!, 'hex');
+}

@@ -22,7 +22,7 @@ export function riskRank(level: RiskLevel): number {
   return riskLevels.indexOf(level);
 }
 
-export const actionStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+export const actionStatuses = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 export const ActionStatus = z.enum(actionStatuses);
 export type ActionStatus = z.infer<typeof ActionStatus>;
 

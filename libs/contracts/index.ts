@@ -19,3 +19,8 @@ export * from './bus/action-events.js';
 export * from './http/notifications.js';
 export * from './bus/notifier.js';
 export * from './http/params.js';
+export * from './http/hooks.js';
+export * from './bus/tool-calls.js';
+export * from './hooks/tool-calls.js';
+export * from './hooks/shell-risk.js';
+export * from './hooks/answers.js';

@@ -127,6 +127,11 @@ export const errors = {
 
   // 404: nothing of that id is visible to the caller (another account's ids look the same).
   actionNotFound: entry('action_not_found', 404, (id: string) => `Action request '${id}' not found`),
+  hookClientNotFound: entry(
+    'hook_client_not_found',
+    404,
+    (client: string) => `No hooks for '${client}': the clients are claude-code and codex`,
+  ),
   accountNotFound: entry('account_not_found', 404, () => 'Account not found'),
   deviceNotFound: entry('device_not_found', 404, () => 'Device not found'),
   agentNotFound: entry('agent_not_found', 404, (id: string) => `Agent '${id}' not found`),
@@ -204,6 +209,11 @@ export const errors = {
 
   // 413-431: the request is too big or of the wrong kind.
   bodyTooLarge: entry('body_too_large', 413, (limit: number) => `Request body is larger than the ${limit}-byte limit`),
+  toolInputTooLarge: entry(
+    'tool_input_too_large',
+    413,
+    (limit: number) => `tool_input: is larger than the ${limit}-byte limit; the client asks its user instead`,
+  ),
   pathSegmentTooLong: entry('path_segment_too_long', 414, () => 'A path segment is longer than 200 characters'),
   unsupportedMediaType: entry('unsupported_media_type', 415, () => 'Unsupported Content-Type; send application/json'),
   rateLimited: entry(

@@ -55,6 +55,11 @@ const outboxLag = new Histogram({
   buckets: LAG_BUCKETS,
   registers: [registry],
 });
+const eventStreamsOpen = new Gauge({
+  name: 'agent_auth_event_streams_open',
+  help: 'Server-sent event streams (GET /device/events, GET /agent/events) this process holds open',
+  registers: [registry],
+});
 let sealing: Histogram | undefined;
 
 /**
@@ -126,7 +131,7 @@ export function recordBusHandled(subject: string, outcome: string, seconds: numb
 }
 
 /** Counts decisions on requests: at creation by the policy, by a device, by expiry. */
-export function recordDecision(outcome: string, by: 'policy' | 'device' | 'expiry', count = 1): void {
+export function recordDecision(outcome: string, by: 'policy' | 'device' | 'expiry' | 'agent', count = 1): void {
   if (enabled && count > 0) decisions.inc({ outcome, by }, count);
 }
 
@@ -138,6 +143,19 @@ export function recordWebhookAttempt(result: 'delivered' | 'retrying' | 'failed'
 /** Counts one request refused by a rate limit. */
 export function recordRateLimitRefusal(identity: 'agent' | 'device' | 'ip'): void {
   if (enabled) rateLimitRefusals.inc({ identity });
+}
+
+/**
+ * Counts a server-sent event stream as open until the returned function is called (once, when it ends). Counted
+ * even with metrics off, so that switching them on never meets a count gone negative.
+ */
+export function countEventStream(): () => void {
+  eventStreamsOpen.inc();
+  let counted = true;
+  return () => {
+    if (counted) eventStreamsOpen.dec();
+    counted = false;
+  };
 }
 
 /** Records the outbox lag of published events, from the time each was committed. */

@@ -19,6 +19,8 @@ import { createOutboxStore } from './store/outbox.js';
 import { createPasskeyStore } from './store/passkeys.js';
 import { createRequestStore } from './store/requests.js';
 import { createTotpStore } from './store/totp.js';
+import { createToolCallStore } from './store/tool-calls.js';
+import { toolCallHandlers } from './handlers/tool-calls.js';
 import { createUseCases } from './use-cases/use-cases.js';
 import { KEYS_VACUUM_EVERY_ROWS, startExpirySweeper } from './workers/expiry-sweeper.js';
 import { OUTBOX_VACUUM_EVERY_ROWS, type OutboxRelay, startOutboxRelay } from './workers/outbox-relay.js';
@@ -75,6 +77,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     auditChain,
     receipts: createReceiptIssuer(input.receiptKeys, input.receiptIssuer, settings.RECEIPTS),
     idempotency: createIdempotencyStore(sql),
+    toolCalls: createToolCallStore(sql),
   });
   const served = await serveBusService({
     bus,
@@ -88,6 +91,7 @@ export async function startActionsService(input: ActionsServiceInput) {
       ...identityHandlers(useCases),
       ...accountHandlers(useCases),
       ...actionHandlers(useCases),
+      ...toolCallHandlers(useCases),
       ...passkeyHandlers(useCases),
       ...executionHandlers(useCases),
       ...webhookHandlers(useCases),

@@ -8,6 +8,7 @@ import { createRateLimitStore } from './store/rate-limits.js';
 import { installAdmission } from './handlers/rate-limit.js';
 import { createAuthenticator } from './adapters/auth.js';
 import { frameworkErrorOptions, installErrorHandling } from './handlers/http-errors.js';
+import { hookRoutes } from './handlers/hooks.js';
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
 import { passkeyRoutes } from './handlers/passkeys.js';
@@ -116,6 +117,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
       const streams = eventStreams(api, deps.config.DEVICE_STREAM_HEARTBEAT_MS);
       identityRoutes(api, deps.bus);
       actionRoutes(api, deps.bus, waits, deps.config);
+      hookRoutes(api, deps.bus, waits);
       passkeyRoutes(api, deps.bus, deps.config);
       policyRoutes(api, deps.bus);
       vaultRoutes(api, deps.bus, deps.config);

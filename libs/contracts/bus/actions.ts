@@ -103,6 +103,14 @@ export const GrantRequest = z.object({
   duration_seconds: z.number().int(),
   max_amount: z.number().nullable(),
   max_uses: z.number().int().nullable(),
+  /** Only tool calls of this tool, session and command prefix (null: any). */
+  match: z
+    .object({
+      tool_name: z.string().nullable(),
+      session_id: z.string().nullable(),
+      command_prefix: z.string().nullable(),
+    })
+    .nullable(),
 });
 export type GrantRequest = z.infer<typeof GrantRequest>;
 
@@ -119,6 +127,8 @@ export const ApproveRequest = z.object({
   content_hash: z.string().nullable(),
   payment_method: z.literal('wallet_pay').nullable(),
   grant: GrantRequest.nullable(),
+  /** Approve with changes: the tool input the holder edited (null: as asked). */
+  updated_input: z.record(z.string(), z.unknown()).nullable(),
 });
 export type ApproveRequest = z.infer<typeof ApproveRequest>;
 
@@ -167,6 +177,13 @@ export function approveRequestOf(
         duration_seconds: body.grant.duration_seconds,
         max_amount: body.grant.max_amount ?? null,
         max_uses: body.grant.max_uses ?? null,
+        match: body.grant.match
+          ? {
+              tool_name: body.grant.match.tool_name ?? null,
+              session_id: body.grant.match.session_id ?? null,
+              command_prefix: body.grant.match.command_prefix ?? null,
+            }
+          : null,
       }
     : null;
   return {
@@ -177,6 +194,7 @@ export function approveRequestOf(
     content_hash: body.content_hash ?? null,
     payment_method: body.payment_method ?? null,
     grant,
+    updated_input: body.updated_input ?? null,
   };
 }
 

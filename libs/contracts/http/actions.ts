@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { StoredText } from '../validation.js';
 import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
 import { AuthenticationResponse } from './passkeys.js';
+import { MAX_TOOL_INPUT_BYTES } from './hooks.js';
 
 export const fieldLimits = {
   title: 200,
@@ -147,6 +148,8 @@ export const ActionView = z.object({
   receipt: z.string().nullable(),
   /** Under a quorum rule: how many distinct devices must approve and the approvals so far; else null. */
   quorum: QuorumView.nullable(),
+  /** Approved with changes: the tool input the holder edited, which the agent's tool runs with. */
+  updated_input: z.record(z.string(), z.unknown()).optional(),
 });
 export type ActionView = z.infer<typeof ActionView>;
 
@@ -222,6 +225,22 @@ const Signature = {
 export const grantLimits = { minSeconds: 60, maxSeconds: 2_592_000, maxUses: 1_000_000 } as const;
 
 /**
+ * `grant.match` of an approve ("allow for the rest of the session"): the grant approves only tool calls with this
+ * tool, in this session, whose shell command starts with this prefix (each when given). At least one is required.
+ */
+export const GrantMatch = z
+  .object({
+    tool_name: StoredText().min(1).max(200).nullish(),
+    session_id: StoredText().min(1).max(200).nullish(),
+    command_prefix: StoredText().min(1).max(500).nullish(),
+  })
+  .refine(
+    (m) => Boolean(m.tool_name || m.session_id || m.command_prefix),
+    'must name a tool_name, session_id or command_prefix',
+  );
+export type GrantMatch = z.infer<typeof GrantMatch>;
+
+/**
  * `grant` of an approve: approve similar requests (same agent, action type, recipient, currency) for
  * `duration_seconds`, up to `max_amount` in total (in the request's currency) and `max_uses` requests.
  */
@@ -238,6 +257,7 @@ export const GrantTerms = z.object({
     .refine((n) => Math.round(n * 100) >= 1, 'must be at least 0.01')
     .nullish(),
   max_uses: z.number().int('must be a whole number').min(1).max(grantLimits.maxUses).nullish(),
+  match: GrantMatch.nullish(),
 });
 export type GrantTerms = z.infer<typeof GrantTerms>;
 
@@ -249,6 +269,17 @@ export const ApproveBody = z.object({
     .nullish(),
   content_hash: StoredText().max(128).nullish(),
   payment_method: z.enum(['wallet_pay']).nullish(),
+  /**
+   * Approve with changes: the tool input the agent's tool runs with instead of the one it asked for (only for a
+   * request from a client that takes an edited input, Claude Code).
+   */
+  updated_input: z
+    .record(z.string(), z.unknown())
+    .refine(
+      (i) => Buffer.byteLength(JSON.stringify(i)) <= MAX_TOOL_INPUT_BYTES,
+      `must serialize to at most ${MAX_TOOL_INPUT_BYTES} bytes of JSON`,
+    )
+    .nullish(),
   ...Signature,
 });
 export type ApproveBody = z.infer<typeof ApproveBody>;

@@ -6,6 +6,7 @@ import {
   requestHash,
   riskRank,
   toCents,
+  toolCallContentHash,
   VaultExecutionMetadata,
   vaultContentHash,
 } from '@agent-auth/contracts';
@@ -23,11 +24,24 @@ export function checkCallbackUrl(allowInsecureHosts: { ALLOW_INSECURE_HOSTS: str
 
 /** The content hash of a vault execution request, or null for any other request (400 when its metadata is bad). */
 export function contentHashOf(action: NewAction): string | null {
+  const toolCall = toolCallOf(action.metadata);
+  if (toolCall) return toolCallContentHash(toolCall);
   if (action.metadata?.vault_execute !== true) return null;
   if (action.action_type !== 'system') throw errors.vaultRequestNotSystem();
   const parsed = VaultExecutionMetadata.safeParse(action.metadata);
   if (!parsed.success) throw errors.invalidRequest(`metadata.${describeZodError(parsed.error, 'metadata')}`);
   return vaultContentHash(parsed.data);
+}
+
+/**
+ * The tool call a request asks about (a coding agent's hook, the MCP gate): its client, tool and input, which the
+ * content hash binds; null for any other request.
+ */
+function toolCallOf(metadata: Record<string, unknown> | null) {
+  if (!metadata || typeof metadata.source !== 'string' || typeof metadata.tool_name !== 'string') return null;
+  const input = metadata.tool_input;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return null;
+  return { source: metadata.source, tool_name: metadata.tool_name, tool_input: input };
 }
 
 /** The amount in cents, or null for a request without one (400 for an amount that rounds to nothing). */

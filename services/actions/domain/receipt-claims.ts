@@ -11,10 +11,12 @@ export interface DeviceResolution {
 
 /** The facts of a resolution that the receipt states, beside the stored request. */
 export interface Resolution {
-  status: 'approved' | 'denied' | 'expired';
+  status: 'approved' | 'denied' | 'expired' | 'cancelled';
   resolved_by: string;
   resolved_at: Date;
   device?: DeviceResolution;
+  /** Approved with changes: the digest of the tool input the holder edited (content_hash is the one asked). */
+  updated_input_hash?: string;
 }
 
 type Signed = Pick<
@@ -56,5 +58,6 @@ export function receiptClaims(issuer: string, row: Signed, resolution: Resolutio
     request_hash: row.request_hash,
     policy_version: row.policy_version,
     ...(resolution.device ?? {}),
+    ...(resolution.updated_input_hash ? { updated_input_hash: resolution.updated_input_hash } : {}),
   };
 }

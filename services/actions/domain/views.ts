@@ -4,7 +4,7 @@ import type { PendingRow, RequestRow } from '../store/rows.js';
 type Metadata = Record<string, unknown>;
 
 /** The public action object of a stored request, with its decrypted metadata. */
-export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
+export function toActionView(row: RequestRow, metadata: Metadata, updatedInput?: Metadata): ActionView {
   const cents = row.amount_cents === null ? null : Number(row.amount_cents);
   const view: ActionView = {
     id: row.id,
@@ -34,6 +34,7 @@ export function toActionView(row: RequestRow, metadata: Metadata): ActionView {
     quorum: row.quorum_required ? { required: row.quorum_required, approvals: row.quorum_approvals ?? [] } : null,
   };
   if (row.spending_limit_exceeded) view.spending_limit_exceeded = row.spending_limit_exceeded;
+  if (updatedInput) view.updated_input = updatedInput;
   return view;
 }
 

@@ -143,6 +143,9 @@ export function createRequestStore(
         passkey_id?: string | null;
         resolved_at: Date;
         receipt: string | null;
+        /** Approved with changes: the edited tool input, sealed, and its digest. */
+        updated_input_enc?: string | null;
+        updated_input_hash?: string | null;
       },
       audit: AuditEntry,
     ): Promise<RequestRow | undefined> {
@@ -150,8 +153,34 @@ export function createRequestStore(
         with changed as (
           update actions.requests set status = ${change.status}, resolved_by = ${change.resolved_by},
             resolved_at = ${change.resolved_at}, reason = ${change.reason ?? null}, receipt = ${change.receipt},
-            user_verified = ${change.user_verified ?? false}, passkey_id = ${change.passkey_id ?? null}
+            user_verified = ${change.user_verified ?? false}, passkey_id = ${change.passkey_id ?? null},
+            updated_input_enc = ${change.updated_input_enc ?? null},
+            updated_input_hash = ${change.updated_input_hash ?? null}
           where id = ${id} and account_id = ${accountId} and status = 'pending' and expires_at > now()
+          returning *
+        ), logged as (
+          insert into actions.audit_events (request_id, account_id, event, actor, detail)
+          select id, account_id, ${audit.event}, ${audit.actor}, ${sql.json((audit.detail ?? {}) as never)} from changed
+        ), announced as (${announce(sql, 'changed')})
+        ${selectWithEvents(sql, 'changed')}`;
+      return afterward(rows)[0];
+    },
+
+    /**
+     * The agent withdraws its own pending request: `cancelled`, resolved by `agent`, with its receipt and audit entry
+     * and its event (webhook, streams), in one statement; undefined when it was not pending any more.
+     */
+    async cancel(
+      id: string,
+      agentId: string,
+      change: { resolved_at: Date; receipt: string | null },
+      audit: AuditEntry,
+    ): Promise<RequestRow | undefined> {
+      const rows = await sql<Announcing[]>`
+        with changed as (
+          update actions.requests set status = 'cancelled', resolved_by = 'agent', resolved_at = ${change.resolved_at},
+            receipt = ${change.receipt}
+          where id = ${id} and agent_id = ${agentId} and status = 'pending'
           returning *
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor, detail)

@@ -42,6 +42,9 @@ export interface RequestRow {
   execution_started_at?: Date | null;
   /** The attempt that holds that claim (migration 042). */
   execution_claim_id?: string | null;
+  /** Approved with changes: the tool input the holder edited, sealed like metadata, and its digest. */
+  updated_input_enc?: string | null;
+  updated_input_hash?: string | null;
   agent_name?: string;
 }
 

@@ -12,6 +12,7 @@ import type { AuditChainStore } from '../store/audit-chain.js';
 import type { ReceiptKeys } from '../domain/receipt-keys.js';
 import type { ReceiptIssuer } from './receipts.js';
 import type { IdempotencyStore } from '../store/idempotency.js';
+import type { ToolCallStore } from '../store/tool-calls.js';
 
 /** Everything the actions use cases may need, passed in (no singletons); each use case takes only its part. */
 export interface ActionsDeps {
@@ -29,4 +30,5 @@ export interface ActionsDeps {
   receiptKeys: ReceiptKeys;
   receipts: ReceiptIssuer;
   idempotency: IdempotencyStore;
+  toolCalls: ToolCallStore;
 }

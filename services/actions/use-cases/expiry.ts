@@ -3,8 +3,8 @@ import type { ActionsDeps } from './deps.js';
 import { recordDecision } from '@agent-auth/metrics';
 
 /** Expiry of pending requests, each with its receipt: lazily when one is read, and in batches by the sweeper. */
-export function createExpiry(deps: Pick<ActionsDeps, 'requests' | 'receipts' | 'idempotency'>) {
-  const { requests, receipts, idempotency } = deps;
+export function createExpiry(deps: Pick<ActionsDeps, 'requests' | 'receipts' | 'idempotency' | 'toolCalls'>) {
+  const { requests, receipts, idempotency, toolCalls } = deps;
 
   /** A request that leaves pending by expiry now, with its receipt. */
   const expiryOf = async (row: RequestRow) => {
@@ -33,6 +33,8 @@ export function createExpiry(deps: Pick<ActionsDeps, 'requests' | 'receipts' | '
     },
     /** Deletes up to `batch` idempotency keys past their 24 h (older ones are already ignored); how many. */
     pruneKeys: (batch: number) => idempotency.prune(batch),
+    /** Forgets up to `batch` hook calls past the ten minutes in which a retry joins them; how many. */
+    pruneToolCalls: (batch: number) => toolCalls.prune(batch),
   };
 }
 export type Expiry = ReturnType<typeof createExpiry>;

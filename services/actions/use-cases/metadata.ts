@@ -24,6 +24,18 @@ export function createMetadataSeal(keyring: Keyring) {
     seal(id: string, metadata: Record<string, unknown> | null | undefined): string | null {
       return metadata ? keyring.encrypt(JSON.stringify(metadata), context(id)) : null;
     },
+    /** The stored form of a tool input the holder edited (approve with changes). */
+    sealUpdatedInput(id: string, input: Record<string, unknown>): string {
+      return keyring.encrypt(JSON.stringify(input), `request:${id}:updated_input`);
+    },
+    /** The tool input the holder edited, or undefined when the request was not approved with changes. */
+    openUpdatedInput(row: Pick<RequestRow, 'id' | 'updated_input_enc'>): Record<string, unknown> | undefined {
+      if (!row.updated_input_enc) return undefined;
+      return JSON.parse(keyring.decrypt(row.updated_input_enc, `request:${row.id}:updated_input`)) as Record<
+        string,
+        unknown
+      >;
+    },
     /** The metadata of a stored request ({} when it has none); a fresh object on every call. */
     open(row: Pick<RequestRow, 'id' | 'metadata_enc'>): Record<string, unknown> {
       if (!row.metadata_enc) return {};

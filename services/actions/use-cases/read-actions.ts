@@ -43,7 +43,7 @@ export function createActionReading(deps: Deps) {
       const found = await requests.findForAgent(id, agent.agent_id);
       if (!found) throw errors.actionNotFound(id);
       const row = await expiry.current(found);
-      return toActionView(row, metadata.open(row));
+      return toActionView(row, metadata.open(row), metadata.openUpdatedInput(row));
     },
 
     async list(query: ListActionsRequest): Promise<ActionList> {

@@ -16,6 +16,7 @@ import type {
 } from '@agent-auth/contracts';
 import { safeEqual } from '@agent-auth/encryption';
 import { errors, isAppError } from '@agent-auth/errors';
+import { acceptsEditedInput, toolInputHash } from '@agent-auth/contracts';
 import {
   approvalMessage,
   batchApprovalMessage,
@@ -42,7 +43,17 @@ type Deps = Pick<ActionsDeps, 'requests' | 'identities' | 'policy' | 'receipts'>
 };
 
 /** What an approval asked, single or batch: the TOTP code, the payment method (single only), the proof as sent. */
-type Approval = Pick<ApproveRequest, 'totp_code' | 'proof'> & { payment_method?: ApproveRequest['payment_method'] };
+type Approval = Pick<ApproveRequest, 'totp_code' | 'proof'> & {
+  payment_method?: ApproveRequest['payment_method'];
+  /** Approve with changes (single approvals of a tool call only): the input the holder edited. */
+  updated_input?: ApproveRequest['updated_input'];
+};
+
+/** An edited tool input with its digest, as the request, its receipt and its audit entry keep it. */
+interface InputEdit {
+  input: Record<string, unknown>;
+  hash: string;
+}
 
 /** How a device proved a decision: recorded on the request and in its audit entry. */
 interface DecisionProof {
@@ -179,7 +190,7 @@ export function createResolution(deps: Deps) {
   const receiptOf = (
     row: RequestRow,
     device: DevicePrincipal,
-    answer: { status: 'approved' | 'denied'; resolved_by: string; at: Date },
+    answer: { status: 'approved' | 'denied'; resolved_by: string; at: Date; edit?: InputEdit | null },
     proof: DecisionProof,
     sent: DeviceProof,
   ) =>
@@ -187,12 +198,25 @@ export function createResolution(deps: Deps) {
       status: answer.status,
       resolved_by: answer.resolved_by,
       resolved_at: answer.at,
+      ...(answer.edit ? { updated_input_hash: answer.edit.hash } : {}),
       device: {
         device_id: device.device_ref,
         device_signature: sent.signature,
         ...(proof.user_verified ? { user_verified: true, passkey_id: proof.passkey_id } : {}),
       },
     });
+
+  /**
+   * Approve with changes: only a tool call from a client that runs an edited input (400 otherwise), and not under
+   * a quorum (the others approved the input as asked).
+   */
+  const inputEditOf = (row: RequestRow, approval: Approval): InputEdit | null => {
+    if (!approval.updated_input) return null;
+    if (!acceptsEditedInput(metadata.open(row).source))
+      throw errors.invalidRequest("updated_input: this request's client does not take an edited input");
+    if (row.quorum_required) throw errors.invalidRequest('updated_input: a request under a quorum is approved as asked');
+    return { input: approval.updated_input, hash: toolInputHash(approval.updated_input) };
+  };
 
   /** How a device's approval was made: its resolved_by if it resolves the request. */
   const methodOf = (approval: Approval, proof: DecisionProof): string =>
@@ -273,13 +297,15 @@ export function createResolution(deps: Deps) {
     if (spend) await policy.recordSpend(spend, ctx);
     const at = new Date();
     const sent = approval.proof;
-    const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at }, proof, sent)
+    const edit = inputEditOf(row, approval);
+    const updated = await receiptOf(row, device, { status: 'approved', resolved_by: resolvedBy, at, edit }, proof, sent)
       .then((receipt) => {
         const detail = {
           method: resolvedBy,
           ...proof,
           ...signedTimestamp(proof, sent),
           ...extra,
+          ...(edit ? { content_hash: row.content_hash, updated_input_hash: edit.hash } : {}),
           ...receiptDetail(receipt),
         };
         const audit = { event: 'approved', actor: `device:${device.device_ref}`, detail };
@@ -289,6 +315,8 @@ export function createResolution(deps: Deps) {
           ...verifiedBy(proof),
           resolved_at: at,
           receipt,
+          updated_input_enc: edit ? metadata.sealUpdatedInput(id, edit.input) : null,
+          updated_input_hash: edit?.hash ?? null,
         };
         return requests.resolve(id, device.account_id, change, audit);
       })
@@ -300,9 +328,9 @@ export function createResolution(deps: Deps) {
       if (spend) await releaseIfNeverApproved(spend, ctx);
       return lostRace(device, id);
     }
-    ctx.log.info({ action_id: id, resolved_by: resolvedBy }, 'action approved');
+    ctx.log.info({ action_id: id, resolved_by: resolvedBy, edited: edit !== null }, 'action approved');
     recordDecision('approved', 'device');
-    return toActionView(updated, metadata.open(updated));
+    return toActionView(updated, metadata.open(updated), metadata.openUpdatedInput(updated));
   };
 
   /** A device's approval of one request, once its proof is accepted: under its quorum rule if one matched. */
@@ -385,6 +413,7 @@ export function createResolution(deps: Deps) {
       const { device } = request;
       const row = await pendingRequest(device, request.id);
       checkApproval(row, request);
+      inputEditOf(row, request);
       const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
       // Last of the checks, because accepting a TOTP code uses it up.
       if (request.totp_code) await totp.accept(device.account_id, request.totp_code);

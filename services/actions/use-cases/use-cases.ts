@@ -13,6 +13,8 @@ import { createTotp } from './totp.js';
 import { createWebhookSigning } from './webhooks.js';
 import { createAuditChain } from './audit-chain.js';
 import { createGrants } from './grants.js';
+import { createCancellation } from './cancel-action.js';
+import { createToolCalls } from './tool-calls.js';
 
 /** Every operation of the actions service, each built from only the dependencies it uses. */
 export function createUseCases(deps: ActionsDeps) {
@@ -21,8 +23,11 @@ export function createUseCases(deps: ActionsDeps) {
   const totp = createTotp(deps);
   const passkeys = createPasskeys(deps);
   const grants = createGrants(deps);
+  const create = createActionCreation({ ...deps, metadata });
   return {
-    createAction: createIdempotentCreation({ ...deps, metadata, create: createActionCreation({ ...deps, metadata }) }),
+    createAction: createIdempotentCreation({ ...deps, metadata, create }),
+    createToolCall: createToolCalls({ ...deps, create, expiry, metadata }),
+    cancel: createCancellation({ ...deps, expiry, metadata }),
     reading: createActionReading({ ...deps, expiry, metadata }),
     resolution: createResolution({ ...deps, expiry, metadata, totp, passkeys, grants }),
     grants,

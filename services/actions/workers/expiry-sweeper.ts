@@ -30,6 +30,7 @@ export function startExpirySweeper(
         pruned = await expiry.pruneKeys(BATCH);
         keysVacuum?.deleted(pruned);
       } while (pruned === BATCH);
+      while ((await expiry.pruneToolCalls(BATCH)) === BATCH);
     },
     onError: (err) => log.error({ err }, 'expiry sweep failed'),
   });

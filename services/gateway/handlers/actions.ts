@@ -20,7 +20,11 @@ import {
   denyRequestOf,
   deviceProofOf,
   RequestParams,
+  toolCallEndpoints,
 } from '@agent-auth/contracts';
+
+/** Body of POST /actions/{id}/cancel: nothing (an empty object, or no body at all). */
+const CancelBody = z.object({}).strict();
 import { AppError, errors } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
 import type { Config } from '@agent-auth/config';
@@ -124,9 +128,10 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     params: RequestParams,
     query: GetActionQuery,
     response: ep.get.response,
-    handler: ({ principal, params, query, requestId, onClientGone }) => {
+    handler: ({ principal, params, query, requestId, onClientGone, request }) => {
       const read = () => bus.request(ep.get, { agent: principal, id: params.request_id }, { requestId });
-      if (query.wait === undefined) return read();
+      // A HEAD is not held: its headers are those of the request as it is now.
+      if (query.wait === undefined || request.method === 'HEAD') return read();
       return holdWhilePending({
         registry: waits,
         requestId: params.request_id,
@@ -209,6 +214,23 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       bus.request(ep.approve, approveRequestOf(principal, params.request_id, body, proofOf(body, request, config)), {
         requestId,
       }),
+  });
+  addRoute(app, {
+    method: 'POST',
+    url: '/actions/:request_id/cancel',
+    tag: 'Actions',
+    summary: 'Cancel a request',
+    description:
+      'The calling agent withdraws one of its own pending requests: status `cancelled`, resolved_by `agent`, with a ' +
+      'receipt, a webhook and an audit entry like any other outcome; the device stops showing it. Cancelling a ' +
+      "request already cancelled answers it again; 409 once it is approved, denied or expired; 404 for another agent's.",
+    auth: 'agent',
+    params: RequestParams,
+    body: CancelBody,
+    bodyOptional: true,
+    response: toolCallEndpoints.cancel.response,
+    handler: ({ principal, params, requestId }) =>
+      bus.request(toolCallEndpoints.cancel, { agent: principal, id: params.request_id }, { requestId }),
   });
   addRoute(app, {
     method: 'POST',

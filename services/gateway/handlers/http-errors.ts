@@ -78,7 +78,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setErrorHandler((err, request, reply) => {
-    const mapped = toHttpError(err as Error, bodyLimit);
+    // A route may take a larger body than the server's (a hook's tool input): its own limit is the one passed.
+    const mapped = toHttpError(err as Error, request.routeOptions?.bodyLimit ?? bodyLimit);
     if (mapped.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
     else noteRefusal(request, mapped.detail); // logged on the request's one access line
     return reply.status(mapped.status).send(mapped.toBody());

@@ -13,6 +13,8 @@ export const API_TAGS = {
   Policy: 'Rules, spending limits and standing grants that settle requests without asking, and the spending summary.',
   Vault: 'Credentials kept encrypted, and approved API calls made with them without the agent seeing the secret.',
   Notifications: 'What reaches the device: the live event stream and Web Push subscriptions.',
+  Hooks:
+    "Coding agents' permission hooks (Claude Code, Codex): the client's own hook input in, its own hook output out, held until the holder decides.",
   Audit:
     "The account's tamper-evident audit chain and its signed head; receipts verify against /.well-known/jwks.json.",
 } as const;

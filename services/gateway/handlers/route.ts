@@ -31,6 +31,8 @@ export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.
   body?: B;
   /** Treat a missing body as {} (for endpoints whose fields are all optional). */
   bodyOptional?: boolean;
+  /** A larger body limit than the server's for this route, in bytes (a hook's tool input). */
+  bodyLimit?: number;
   query?: Q;
   params?: P;
   /** For the API description: request headers the route reads besides the credentials (read from `headers`). */
@@ -82,6 +84,7 @@ export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.Zo
   app.route({
     method: spec.method,
     url: spec.url,
+    ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
     // The admission hook (rate-limit.ts) authenticates by this before the body is read.
     config: {
       auth: spec.auth,

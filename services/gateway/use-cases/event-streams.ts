@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { countEventStream } from '@agent-auth/metrics';
 
 /** An open server-sent event stream: write frames to it; `onClose` runs once when it ends, whoever ends it. */
 export interface EventStreamConnection {
@@ -14,7 +15,8 @@ export function sseEvent(input: { id: string; event: string; data: unknown }): s
 /**
  * The server-sent event streams of one gateway (GET /device/events, GET /agent/events): the response is taken
  * over from fastify, heartbeat comments keep proxies from closing it, and every open stream is ended before the
- * server closes. HEAD is answered with the stream's headers and no body, at once.
+ * server closes. HEAD is answered with the stream's headers and no body, and ended at once: it subscribes to
+ * nothing, and the connection is kept or closed as for any other answer (`Connection: close` is honoured).
  */
 export function eventStreams(app: FastifyInstance, heartbeatMs: number) {
   const open = new Set<() => void>();
@@ -34,7 +36,6 @@ export function eventStreams(app: FastifyInstance, heartbeatMs: number) {
         ...admitted,
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
         'x-accel-buffering': 'no',
         'x-request-id': request.id,
       });
@@ -43,7 +44,7 @@ export function eventStreams(app: FastifyInstance, heartbeatMs: number) {
         return undefined;
       }
       res.write('retry: 3000\n: connected\n\n');
-      const cleanups: Array<() => void> = [];
+      const cleanups: Array<() => void> = [countEventStream()];
       const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
       let ended = false;
       const close = () => {

@@ -1,0 +1,107 @@
+import type { Bus } from '@agent-auth/bus';
+import {
+  type ActionView,
+  actionsEndpoints,
+  type AgentPrincipal,
+  type HookClient,
+  type HookInput,
+  type HookQuery,
+  type HookVerdict,
+  hookAnswer,
+  newActionOfHook,
+  toolCallEndpoints,
+  toolCallJoinKey,
+} from '@agent-auth/contracts';
+import { holdWhilePending, type WaitRegistry } from './held-waits.js';
+
+/** One hook call: the client, its agent, its input as sent and how long it may be held. */
+export interface HookCall {
+  client: HookClient;
+  agent: AgentPrincipal;
+  input: HookInput;
+  query: HookQuery;
+  requestId: string;
+  /** Registers what to call when the client goes away before the answer. */
+  onClientGone: (listener: () => void) => void;
+}
+
+/** What a hook answers for a request in its final state, or still pending when the wait ended. */
+export function verdictOf(action: ActionView, query: HookQuery): HookVerdict {
+  switch (action.status) {
+    case 'approved':
+      return {
+        decision: 'allow',
+        reason: `Approved by the holder (${action.resolved_by ?? 'device'})`,
+        updated_input: action.updated_input ?? null,
+      };
+    case 'denied':
+      return {
+        decision: 'deny',
+        message: action.reason
+          ? `Denied by the holder: ${action.reason}`
+          : action.resolved_by === 'user'
+            ? 'Denied by the holder on their device.'
+            : `Denied by policy (${action.resolved_by ?? 'rule'}).`,
+      };
+    case 'cancelled':
+      return { decision: 'deny', message: 'The approval request was cancelled.' };
+    default: {
+      // Still pending when the hook's time ran out, or expired: nobody decided.
+      const waited = `No decision from the holder within ${query.timeout} s`;
+      return query.on_timeout === 'ask'
+        ? { decision: 'ask', reason: `${waited}: asking here instead.` }
+        : { decision: 'deny', message: `${waited}: denied (fail closed).` };
+    }
+  }
+}
+
+/**
+ * Creates (or joins) the request of a hook call, holds on until it leaves pending, the time-out passes or the
+ * client goes away, and answers in the client's own hook output. A request nobody decided is cancelled, whether the
+ * time ran out or the caller gave up, so the holder no longer sees it.
+ */
+export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
+  const { bus, waits } = deps;
+  const cancel = (agent: AgentPrincipal, id: string, requestId: string) =>
+    bus.request(toolCallEndpoints.cancel, { agent, id }, { requestId }).catch(() => undefined);
+
+  return async function answerHookCall(call: HookCall): Promise<Record<string, unknown>> {
+    const { agent, input, query, requestId } = call;
+    const created = await bus.request(
+      toolCallEndpoints.createToolCall,
+      {
+        agent,
+        client: call.client,
+        action: newActionOfHook(call.client, input, query.timeout),
+        join_key: toolCallJoinKey(call.client, input),
+      },
+      { requestId },
+    );
+    const id = created.action.id;
+    const read = () => bus.request(actionsEndpoints.get, { agent, id }, { requestId });
+    let final =
+      created.action.status === 'pending'
+        ? await holdWhilePending({
+            registry: waits,
+            requestId: id,
+            seconds: query.timeout,
+            // The create's answer is the first read; later ones (an expiry to see) ask again.
+            read: (() => {
+              let first = true;
+              return () => (first ? ((first = false), Promise.resolve(created.action)) : read());
+            })(),
+            onClientGone: call.onClientGone,
+          })
+        : created.action;
+    if (final.status === 'pending') {
+      const after = await cancel(agent, id, requestId);
+      // Decided in the moment before the cancel: that decision stands.
+      if (after && after.status !== 'cancelled') final = after;
+    } else if (final.status === 'approved' && final.updated_input === undefined && call.client === 'claude-code') {
+      // The resolution event does not carry an edited input: read it once.
+      final = await read();
+    }
+    return hookAnswer(call.client, input.hook_event_name, verdictOf(final, query));
+  };
+}
+export type AnswerHookCall = ReturnType<typeof createHookCalls>;
