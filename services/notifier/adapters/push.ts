@@ -2,13 +2,7 @@ import webpush from 'web-push';
 import type { NotifierSettings } from '@agent-auth/config';
 import type { PushSubscriptionRow } from '../store/push-subscriptions.js';
 import type { WebhookPoster } from './webhook-poster.js';
-
-/** A short notice for a device; the device fetches the details itself (GET /pending). */
-export interface PushMessage {
-  title: string;
-  body: string;
-  data: Record<string, unknown>;
-}
+import type { PushMessage } from '../domain/push-messages.js';
 
 /** A way to wake a device that is not connected to the live stream. */
 export interface PushProvider {

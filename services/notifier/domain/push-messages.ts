@@ -1,5 +1,11 @@
 import type { ActionEvent } from '@agent-auth/contracts';
-import type { PushMessage } from '../adapters/push.js';
+
+/** A short notice for a device; the device fetches the details itself (GET /pending). */
+export interface PushMessage {
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+}
 
 /** The device app's link to one request. */
 export function requestLink(id: string): string {

@@ -1,5 +1,5 @@
 import { policyVersion } from '@agent-auth/contracts';
-import type { AccountPolicy } from '../store/account-policy.js';
+import type { AccountPolicy } from './account-policy.js';
 import { toLimitView, toRuleView } from './views.js';
 
 /** The receipts' policy_version of an account's rules and limits: hashed as GET /rules and /spending-limits show them. */

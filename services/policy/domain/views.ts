@@ -1,5 +1,5 @@
 import { fromCents, type GrantView, type RuleView, type SpendingLimitView } from '@agent-auth/contracts';
-import type { GrantRow, LimitRow, RuleRow } from '../store/rows.js';
+import type { GrantRow, LimitRow, RuleRow } from './rows.js';
 
 /** The public record of a rule. */
 export function toRuleView(row: RuleRow): RuleView {

@@ -1,6 +1,6 @@
 import type { CreateGrantRequest } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
-import type { GrantRow } from './rows.js';
+import type { GrantRow } from '../domain/rows.js';
 
 type RawGrant = Omit<GrantRow, 'max_amount_cents' | 'spent_cents'> & {
   max_amount_cents: string | null;

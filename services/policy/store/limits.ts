@@ -1,6 +1,6 @@
 import type { Sql } from '@agent-auth/db';
 import type { NewSpendingLimit } from '@agent-auth/contracts';
-import type { LimitRow } from './rows.js';
+import type { LimitRow } from '../domain/rows.js';
 
 type RawLimit = Omit<LimitRow, 'amount_limit_cents'> & { amount_limit_cents: string };
 

@@ -1,5 +1,5 @@
 import { createDroppedOnChange } from '@agent-auth/bus';
-import type { AccountPolicy } from './account-policy.js';
+import type { AccountPolicy } from '../domain/account-policy.js';
 
 /** An account's rules and limits as decisions use them; limits without their spend, which changes with every approval. */
 export type CachedPolicy = AccountPolicy;

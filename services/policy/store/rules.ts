@@ -1,6 +1,6 @@
 import type { Sql } from '@agent-auth/db';
 import type { NewRule } from '@agent-auth/contracts';
-import type { RuleRow } from './rows.js';
+import type { RuleRow } from '../domain/rows.js';
 
 type RawRule = Omit<RuleRow, 'amount_max_cents'> & { amount_max_cents: string | null };
 

@@ -7,7 +7,7 @@ import {
   type RecordSpendRequest,
   type ReleaseSpendRequest,
 } from '@agent-auth/contracts';
-import type { DecisionRule, PolicyLimit } from '../store/account-policy.js';
+import type { DecisionRule, PolicyLimit } from '../domain/account-policy.js';
 import type { CachedPolicy } from '../store/policy-cache.js';
 import type { SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';

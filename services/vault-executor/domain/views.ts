@@ -1,5 +1,5 @@
 import type { CredentialView } from '@agent-auth/contracts';
-import type { CredentialRow } from '../store/credentials.js';
+import type { CredentialRow } from './rows.js';
 
 /** A credential as the device sees it: never its value. */
 export function toCredentialView(row: CredentialRow): CredentialView {

@@ -12,7 +12,7 @@ import { type AppError, errors, toAppError } from '@agent-auth/errors';
 import { OutboundError } from '@agent-auth/outbound';
 import type { ExecutionLedger } from '../adapters/actions.js';
 import { credentialHeader, injectCredential, redact, secretForms } from '../domain/injection.js';
-import type { CredentialRow } from '../store/credentials.js';
+import type { CredentialRow } from '../domain/rows.js';
 import { inFlightWork } from '@agent-auth/lifecycle';
 import { credentialContext, type VaultDeps } from './deps.js';
 
