@@ -1,2 +1,5 @@
 export { createServer, SERVER_NAME, SERVER_VERSION, type ServerOptions } from './server.js';
 export { registerTools } from './tools.js';
+export { McpGate, type GateOptions } from './gate/gate.js';
+export { needsApproval, type AskMode } from './gate/approval-policy.js';
+export { buildActionRequest, approvedArguments, type GatedCall } from './gate/action-request.js';
