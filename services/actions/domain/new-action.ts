@@ -12,7 +12,7 @@ import {
 } from '@agent-auth/contracts';
 import { isInsecureHostAllowed } from '@agent-auth/config';
 import { errors } from '@agent-auth/errors';
-import type { AuditEntry, NewRequest } from '../store/requests.js';
+import type { AuditEntry, NewRequest } from './rows.js';
 
 /** Checks a callback URL: https, or http only to a host configured as a development exception. */
 export function checkCallbackUrl(allowInsecureHosts: { ALLOW_INSECURE_HOSTS: string[] }, url: string): void {

@@ -1,4 +1,4 @@
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from './rows.js';
 
 /** Who resolved a request when it was a device: its public reference and the signature it sent (or null). */
 export interface DeviceResolution {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PendingItem } from '@agent-auth/contracts';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from './rows.js';
 import { currentPendingItem, toActionView, toPendingItem } from './views.js';
 
 const row: RequestRow = {

@@ -1,5 +1,5 @@
 import { type ActionView, fromCents, type PendingItem, type QuorumApproval } from '@agent-auth/contracts';
-import type { PendingRow, RequestRow } from '../store/rows.js';
+import type { PendingRow, RequestRow } from './rows.js';
 
 type Metadata = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import type { Sql } from '@agent-auth/db';
-import type { AgentRow, DeviceRow } from './rows.js';
+import type { AgentRow, DeviceRow } from '../domain/rows.js';
 
 /** Persistence of accounts, devices and agents. */
 export function createIdentityStore(sql: Sql) {

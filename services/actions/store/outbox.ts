@@ -6,7 +6,7 @@ import {
   outcomeOfSnapshot,
 } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
-import type { RequestRow } from './rows.js';
+import type { RequestRow } from '../domain/rows.js';
 
 /** An outbox row as stored (or as the writing statement returns it, its time then a JSON string). */
 export interface OutboxRow {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
 import { insertRequests, type RequestInsert } from './request-inserts.js';
-import { createRequestStore, type NewRequest } from './requests.js';
+import type { NewRequest } from '../domain/rows.js';
+import { createRequestStore } from './requests.js';
 import { createOutboxStore } from './outbox.js';
 import { ActionEvent, timePrefix } from '@agent-auth/contracts';
 

@@ -1,7 +1,6 @@
 import type { Sql } from '@agent-auth/db';
 import type { ActionEventInput } from '@agent-auth/contracts';
-import type { AuditEntry, NewRequest } from './requests.js';
-import type { RequestRow } from './rows.js';
+import type { AuditEntry, NewRequest, RequestRow } from '../domain/rows.js';
 import { announce, creationEventOf, newEventId } from './outbox.js';
 import { THIS_MONTH } from './accounts.js';
 

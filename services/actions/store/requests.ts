@@ -1,28 +1,15 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
 import { gatherWrites, isStatementRefused, type Sql, type WriteGathering } from '@agent-auth/db';
-import type { PendingHead, PendingRow, RequestRow } from './rows.js';
+import type { AuditEntry, NewRequest, PendingHead, PendingRow, RequestRow } from '../domain/rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
 import { insertRequests, type RequestInsert } from './request-inserts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
-
-export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
-  expires_in_seconds: number;
-  resolved: boolean;
-  /** Its creation time (and resolution time, when resolved at creation), as the receipt states it. */
-  at: Date;
-};
 
 /** A request that leaves pending by expiry, with the receipt signed for it. */
 export interface Expiry {
   id: string;
   resolved_at: Date;
   receipt: string | null;
-}
-
-export interface AuditEntry {
-  event: string;
-  actor: string;
-  detail?: Record<string, unknown>;
 }
 
 /** A row as a request-changing statement returns it, with the outbox event it wrote (selectWithEvents). */

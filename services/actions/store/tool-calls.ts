@@ -1,5 +1,5 @@
 import type { Sql } from '@agent-auth/db';
-import type { RequestRow } from './rows.js';
+import type { RequestRow } from '../domain/rows.js';
 
 /** How long a retried hook call finds the request its first call made. */
 export const JOIN_WINDOW_SECONDS = 600;

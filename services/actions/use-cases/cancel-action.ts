@@ -4,7 +4,7 @@ import { errors } from '@agent-auth/errors';
 import { recordDecision } from '@agent-auth/metrics';
 import { receiptDetail } from '../domain/new-action.js';
 import { toActionView } from '../domain/views.js';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';

@@ -7,7 +7,7 @@ import {
   VaultExecutionMetadata,
 } from '@agent-auth/contracts';
 import { type AppError, errors } from '@agent-auth/errors';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';

@@ -1,4 +1,4 @@
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
 import { recordDecision } from '@agent-auth/metrics';
 

@@ -7,7 +7,7 @@ import {
   newId,
   toCents,
 } from '@agent-auth/contracts';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
 
 type Deps = Pick<ActionsDeps, 'requests' | 'policy'>;

@@ -1,5 +1,5 @@
 import type { Keyring } from '@agent-auth/encryption';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 
 const context = (id: string) => `request:${id}:metadata`;
 /** Decrypted metadata kept in memory, by ciphertext: a pending list is read again and again while it waits. */

@@ -25,7 +25,7 @@ import {
 } from '../domain/device-signatures.js';
 import { toActionView } from '../domain/views.js';
 import { receiptDetail } from '../domain/new-action.js';
-import type { RequestRow } from '../store/rows.js';
+import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';
@@ -214,7 +214,8 @@ export function createResolution(deps: Deps) {
     if (!approval.updated_input) return null;
     if (!acceptsEditedInput(metadata.open(row).source))
       throw errors.invalidRequest("updated_input: this request's client does not take an edited input");
-    if (row.quorum_required) throw errors.invalidRequest('updated_input: a request under a quorum is approved as asked');
+    if (row.quorum_required)
+      throw errors.invalidRequest('updated_input: a request under a quorum is approved as asked');
     return { input: approval.updated_input, hash: toolInputHash(approval.updated_input) };
   };
 

@@ -88,3 +88,18 @@ export type PendingRow = Pick<
 
 /** A pending request's place in the list, and what of it can change while it is pending. */
 export type PendingHead = Pick<RequestRow, 'id' | 'quorum_approvals'>;
+
+/** A new request as a create stores it: its row but for what the statement sets, and how long it may wait. */
+export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {
+  expires_in_seconds: number;
+  resolved: boolean;
+  /** Its creation time (and resolution time, when resolved at creation), as the receipt states it. */
+  at: Date;
+};
+
+/** One entry of a request's audit trail, as the statement that changes the request writes it. */
+export interface AuditEntry {
+  event: string;
+  actor: string;
+  detail?: Record<string, unknown>;
+}
