@@ -11,7 +11,7 @@ import {
 
 const root = new URL('../../../', import.meta.url);
 const example = JSON.parse(readFileSync(new URL('docs/signed-approval-example.json', root), 'utf8'));
-const readme = readFileSync(new URL('README.md', root), 'utf8');
+const readme = readFileSync(new URL('docs/api-guide.md', root), 'utf8');
 
 function keyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -58,7 +58,7 @@ describe('device public keys', () => {
 });
 
 describe('approval signatures', () => {
-  it('the README example verifies, raw base64url and DER base64, and the README shows exactly these values', () => {
+  it('the example in the API guide verifies, raw base64url and DER base64, and the guide shows exactly these values', () => {
     const message = approvalMessage({
       requestId: example.request_id,
       decision: 'approve',
