@@ -68,12 +68,22 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * An agent API key sent as `Authorization: Bearer aa_…`, as clients configured with a bearer token send it
+ * (Claude Code's http hooks, MCP clients); undefined for any other authorization.
+ */
+function bearerApiKey(authorization: string | undefined): string | undefined {
+  const match = authorization?.match(/^Bearer\s+(aa_\S+)$/i);
+  return match?.[1];
+}
+
 async function authenticate(auth: AuthKind, authenticator: Authenticator, request: FastifyRequest) {
   const header = (name: string) => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
-  if (auth === 'agent') return authenticator.agent(header('x-api-key'), request.id);
+  if (auth === 'agent')
+    return authenticator.agent(header('x-api-key') ?? bearerApiKey(header('authorization')), request.id);
   if (auth === 'device') return authenticator.device(header('x-device-id'), request.id);
   return null;
 }
