@@ -6,6 +6,7 @@ import { answerToolApprovals } from '@agent-auth/client/ai-sdk';
 import {
   approveInterrupts,
   interruptForApproval,
+  interruptsOf,
   requestInterruptApprovals,
   resumeFromWebhook,
 } from '@agent-auth/client/langgraph';
@@ -330,11 +331,11 @@ describe('LangGraph: a node interrupts for approval, the graph resumes with the 
     const { graph, sent } = mailGraph();
     const config = { configurable: { thread_id: 'approve' } };
     const paused = await graph.invoke(input, config);
-    expect(paused.__interrupt__).toHaveLength(1);
+    expect(interruptsOf(paused)).toHaveLength(1);
     expect(sent).toEqual([]);
 
     const holder = holderDecides(acct, { approve: true });
-    const resume = await approveInterrupts(client, paused.__interrupt__);
+    const resume = await approveInterrupts(client, paused);
     expect(await holder).toMatchObject({
       action_type: 'communication',
       title: 'send_email(to: "board@example.com", subject: "Q3 report")',
@@ -349,9 +350,11 @@ describe('LangGraph: a node interrupts for approval, the graph resumes with the 
     const { acct, client } = await newAgent();
     const { graph, sent } = mailGraph();
     const config = { configurable: { thread_id: 'deny' } };
-    const paused = await graph.invoke(input, config);
+    await graph.invoke(input, config);
     const holder = holderDecides(acct, { deny: 'wait for the audit' });
-    const done = await graph.invoke((await approveInterrupts(client, paused.__interrupt__))!, config);
+    // The interrupts as the checkpoint lists them, rather than from invoke's result.
+    const interrupts = (await graph.getState(config)).tasks.flatMap((task) => task.interrupts);
+    const done = await graph.invoke((await approveInterrupts(client, interrupts))!, config);
     await holder;
     expect(done.outcome).toBe('not sent (denied): wait for the audit');
     expect(sent).toEqual([]);
@@ -384,7 +387,7 @@ describe('LangGraph: a node interrupts for approval, the graph resumes with the 
         }
       };
     });
-    const [asked] = await requestInterruptApprovals(client, paused.__interrupt__, {
+    const [asked] = await requestInterruptApprovals(client, paused, {
       callbackUrl: (item) => `${receiver.origin}/approvals?thread=${thread}&interrupt=${item.id}`,
     });
     expect(asked!.action).toMatchObject({ status: 'pending', metadata: { tool: 'send_email', arguments: input } });

@@ -41,10 +41,27 @@ export interface ApprovalResume {
   resolved_by: string | null;
 }
 
+/**
+ * The resume Command: the value, or values keyed by interrupt id. No state update and no goto, typed so (never)
+ * to fit any graph's `invoke`.
+ */
+export type ApprovalCommand = Command<ApprovalResume | Record<string, ApprovalResume>, never, never>;
+
 /** An interrupt as `graph.invoke` returns it under `__interrupt__`, or as `getState().tasks[].interrupts` lists it. */
 export interface GraphInterrupt {
   id?: string;
   value?: unknown;
+}
+
+/** Where interrupts are read from: the result of `graph.invoke` (its `__interrupt__`), or a list of interrupts. */
+export type InterruptSource = readonly GraphInterrupt[] | object | null | undefined;
+
+/** The interrupts of a source (none when the graph ran to its end). */
+export function interruptsOf(source: InterruptSource): GraphInterrupt[] {
+  if (!source) return [];
+  if (Array.isArray(source)) return [...(source as readonly GraphInterrupt[])];
+  const listed = (source as { __interrupt__?: unknown }).__interrupt__;
+  return Array.isArray(listed) ? (listed as GraphInterrupt[]) : [];
 }
 
 /**
@@ -85,28 +102,31 @@ export function resumeValueOf(
 }
 
 /** The resume Command for answered interrupts, keyed by interrupt id (a lone interrupt without id: the bare value). */
-export function resumeCommand(answers: ReadonlyArray<{ interrupt: GraphInterrupt; resume: ApprovalResume }>): Command {
+export function resumeCommand(
+  answers: ReadonlyArray<{ interrupt: GraphInterrupt; resume: ApprovalResume }>,
+): ApprovalCommand {
   const only = answers.length === 1 ? answers[0]! : undefined;
-  if (only && only.interrupt.id === undefined) return new Command({ resume: only.resume });
+  if (only && only.interrupt.id === undefined)
+    return new Command<ApprovalResume, never, never>({ resume: only.resume });
   const byId: Record<string, ApprovalResume> = {};
   for (const { interrupt: item, resume } of answers) {
     if (item.id === undefined) throw new TypeError('Several interrupts without ids cannot be resumed separately');
     byId[item.id] = resume;
   }
-  return new Command({ resume: byId });
+  return new Command<Record<string, ApprovalResume>, never, never>({ resume: byId });
 }
 
 /**
  * Held wait: asks the holder about every approval interrupt (all at once), waits for the answers and returns the
- * Command that resumes the graph: `graph.invoke(await approveInterrupts(client, result.__interrupt__), config)`.
+ * Command that resumes the graph: `graph.invoke(await approveInterrupts(client, result), config)`.
  * Undefined when none of the interrupts is an approval interrupt.
  */
 export async function approveInterrupts(
   client: AgentAuthClient,
-  interrupts: readonly GraphInterrupt[] | undefined,
+  source: InterruptSource,
   options: ToolApprovalOptions = {},
-): Promise<Command | undefined> {
-  const mine = (interrupts ?? []).filter(isApprovalInterrupt);
+): Promise<ApprovalCommand | undefined> {
+  const mine = interruptsOf(source).filter(isApprovalInterrupt);
   if (mine.length === 0) return undefined;
   const calls = mine.map((item) => toolCallOf(item.value));
   // The fields the node chose, found again by the call object the core hands back to `describe`.
@@ -132,10 +152,10 @@ export interface InterruptRequest {
  */
 export async function requestInterruptApprovals(
   client: AgentAuthClient,
-  interrupts: readonly GraphInterrupt[] | undefined,
+  source: InterruptSource,
   options: { callbackUrl: (item: GraphInterrupt) => string; describe?: ToolApprovalOptions['describe'] },
 ): Promise<InterruptRequest[]> {
-  const mine = (interrupts ?? []).filter(isApprovalInterrupt);
+  const mine = interruptsOf(source).filter(isApprovalInterrupt);
   return Promise.all(
     mine.map(async (item) => {
       const call = toolCallOf(item.value);
@@ -158,6 +178,6 @@ export interface ResolvedWebhookBody {
  * The body carries no denial reason; to hand the node the holder's words, pass `await client.getStatus(body.id)`
  * instead of the body.
  */
-export function resumeFromWebhook(body: ResolvedWebhookBody, interruptId: string | undefined): Command {
+export function resumeFromWebhook(body: ResolvedWebhookBody, interruptId: string | undefined): ApprovalCommand {
   return resumeCommand([{ interrupt: { id: interruptId }, resume: resumeValueOf(body) }]);
 }
