@@ -29,7 +29,7 @@ const flag = (byDefault: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? byDefault : v === 'true' || v === '1' || v === 'yes'));
 
-/** Every setting of every process, read from the environment; README.md has the table. */
+/** Every setting of every process, read from the environment; docs/configuration.md has the table. */
 export const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('127.0.0.1'),

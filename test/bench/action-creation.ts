@@ -245,7 +245,7 @@ async function pacedEachAlone(starts: Array<() => Promise<Contender>>, full: Fig
 /**
  * Says so when the machine itself could not show the goal: the reference (one insert) missed it too, or a bare
  * commit beside its runs did. A service's durable create cannot beat either; its verdict then says more about the
- * machine's flushes and cores than about the service (docs/capacity-runs.md, the session of 02:47 UTC).
+ * machine's flushes and cores than about the service.
  */
 function printMachineVerdict(reference: PacedContender): void {
   const referenceP99 = median(reference.runs.map((r) => r.p99));

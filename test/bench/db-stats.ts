@@ -66,7 +66,7 @@ function waitClass(type: string | null, event: string | null): string {
  * How often the probes beside a paced run sample (waitSampler, commitProbe). They share the two cores with the run
  * they describe: every 20 ms they took about 45 and 65 ms of the machine's CPU per second (pg_stat_activity is
  * about 0.9 ms a sample; a bare commit about 1.3 ms with its flush), and with both the all-in-one's half-rate p99
- * was 9.1-10.2 ms against 7.7-8.1 without (docs/capacity-runs.md, the session of 13:47 UTC).
+ * was 9.1-10.2 ms against 7.7-8.1 without.
  */
 export const PROBE_INTERVAL_MS = 100;
 

@@ -2,8 +2,8 @@
 // request's bytes written at once and the answer read only as far as its status and its end. The generator shares
 // the machine's two cores with the server it measures, so what it spends on a request is taken from that server:
 // undici's pool cost the generator about 0.10 ms of CPU per request at 2,400-3,400/s, this client 0.05-0.06, and the
-// reference's p50 at half its rate went from 2.0-2.5 to 1.7-1.8 ms (docs/capacity-runs.md, the session of 07:43
-// UTC, 2026-11-28). autocannon does the same for the full-speed runs, but has no open-loop pace.
+// reference's p50 at half its rate went from 2.0-2.5 to 1.7-1.8 ms. autocannon does the same for the full-speed
+// runs, but has no open-loop pace.
 import { connect, type Socket } from 'node:net';
 
 /** A fixed set of keep-alive connections to one origin, each carrying one request at a time. */

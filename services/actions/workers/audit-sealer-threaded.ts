@@ -19,8 +19,7 @@ const RESTART_AFTER_MS = 1000;
 /**
  * Runs the audit sealer (audit-sealer.ts) on a worker thread of its own, with its own database connection. Sealing
  * decodes, hashes and encodes every event on the thread that runs it: on the request thread, with every event
- * sealed as it comes, it cost the all-in-one process a quarter of its creates at full speed (docs/capacity-runs.md,
- * the session of 14:58 UTC).
+ * sealed as it comes, it cost the all-in-one process a quarter of its creates at full speed.
  * A thread that dies is logged and started again; the process's sealing-lag histogram is fed from it.
  */
 export function startAuditSealerThread(input: { data: SealerThreadData; log: Logger }): { stop(): Promise<void> } {
