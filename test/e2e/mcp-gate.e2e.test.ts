@@ -264,6 +264,30 @@ describe('MCP gate (all-in-one)', () => {
     });
   });
 
+  it('a client that disconnects while a call waits leaves no request behind: the gate withdraws it and stops', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-gate-close-')));
+    try {
+      const leaving = await gate({ gateArgs: [], server: [FILESYSTEM, root] });
+      const path = join(root, 'left.txt');
+      const call = leaving.client.callTool({ name: 'write_file', arguments: { path, content: 'never' } }, undefined, {
+        timeout: 60_000,
+      });
+      const pending = await until('the request of the leaving client', async () => {
+        const list = await api.device(acct.device_id).get('/pending');
+        return (list.body.requests as PendingRequest[]).find(
+          (r) => r.metadata.arguments && (r.metadata.arguments as { path?: string }).path === path,
+        );
+      });
+      await leaving.client.close();
+      await expect(call).rejects.toThrow();
+      expect(await agentView(pending.id)).toMatchObject({ status: 'cancelled', resolved_by: 'agent' });
+      expect(leaving.stderr()).toContain('agent-auth-mcp-gate: stopping: the client closed stdin');
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   describe('in front of server-everything, holding writes', () => {
     const capabilities: ClientOptions = { capabilities: { sampling: {}, roots: { listChanged: true } } };
     const roots = [{ uri: `file://${tmpdir()}/gate-root`, name: 'gate-root' }];
