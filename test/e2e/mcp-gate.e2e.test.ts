@@ -8,6 +8,7 @@ import { canonicalSha256 } from '@agent-auth/client';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
@@ -240,6 +241,16 @@ describe('MCP gate (all-in-one)', () => {
       const result = await call;
       expect(result.isError, text(result)).toBeFalsy();
       expect(readFileSync(path, 'utf8')).toBe(content);
+    });
+
+    it('a held call whose arguments are not an object is refused at once, and nobody is asked', async () => {
+      const before = await requestCount();
+      const odd = fs.client.request(
+        { method: 'tools/call', params: { name: 'write_file', arguments: ['not', 'an', 'object'] } },
+        CallToolResultSchema,
+      );
+      await expect(odd).rejects.toThrow(/-32602.*arguments must be an object/);
+      expect(await requestCount()).toBe(before);
     });
 
     it('a call the client cancels while it waits withdraws its request and never runs', async () => {

@@ -49,6 +49,7 @@ const WITHDRAW_ON_CLOSE_MS = 5000;
 
 const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => 'method' in m && 'id' in m;
 const isNotification = (m: JSONRPCMessage): m is JSONRPCNotification => 'method' in m && !('id' in m);
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } =>
   ('result' in m || 'error' in m) && 'id' in m;
 
@@ -212,21 +213,32 @@ export class McpGate {
       const tool = (await this.toolsOfChild()).get(params.name);
       if (controller.signal.aborted) return;
       if (!needsApproval(tool, this.options.ask)) return this.forward(m);
+      if (params.arguments !== undefined && !isRecord(params.arguments)) {
+        this.toCaller({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: 'arguments must be an object' } });
+        return;
+      }
       const answer = await this.askAbout(m.id, params, tool, controller.signal);
-      if (!answer || controller.signal.aborted) return;
-      const refused = refusalText({ ...answer, toolName: params.name, timeoutSeconds: this.options.timeoutSeconds });
-      if (refused) return this.answerError(m.id, refused);
-      const asked = params.arguments ?? {};
-      const args = approvedArguments(answer.action, asked);
-      if (!args)
-        return this.answerError(
-          m.id,
-          `The approved request ${answer.action.id} is about other arguments than this call of ${params.name}, so the tool was not run.`,
-        );
-      this.forward(args === asked ? m : { ...m, params: { ...m.params, arguments: args } });
+      if (answer && !controller.signal.aborted) this.settle(m, answer);
     } finally {
       this.held.delete(m.id);
     }
+  }
+
+  /** Runs an approved call with the approved arguments; answers any other outcome with a tool error. */
+  private settle(m: JSONRPCRequest, answer: HolderAnswer): void {
+    const params = m.params as unknown as CallParams;
+    const { id, status } = answer.action;
+    const refused = refusalText({ ...answer, toolName: params.name, timeoutSeconds: this.options.timeoutSeconds });
+    const asked = params.arguments ?? {};
+    const args = refused ? null : approvedArguments(answer.action, asked);
+    this.options.log(`${params.name}: request ${id} ${answer.timedOut ? 'not answered in time' : status}`);
+    if (refused) this.answerError(m.id, refused);
+    else if (!args)
+      this.answerError(
+        m.id,
+        `The approved request ${id} is about other arguments than this call of ${params.name}, so the tool was not run.`,
+      );
+    else this.forward(args === asked ? m : { ...m, params: { ...m.params, arguments: args } });
   }
 
   /** Forwards a call the child may run; a cancellation from now on goes to the child. */
