@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
@@ -29,6 +30,11 @@ function claudeCodeInput(
     ...extra,
   };
 }
+
+const fixtures = new URL('../fixtures/hooks/', import.meta.url);
+/** A hook input exactly as the client sent it (test/fixtures/hooks, captured from the real CLIs). */
+const fixture = (client: string, name: string) =>
+  JSON.parse(readFileSync(new URL(`${client}/${name}`, fixtures), 'utf8')) as Record<string, any>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,7 +74,10 @@ for (const { mode, skip } of modes) {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
         body: JSON.stringify(body),
         signal,
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(async (r) => {
+        const text = await r.text();
+        return { status: r.status, body: (text ? JSON.parse(text) : null) as any };
+      });
 
     /** The holder's pending list entry of the hook's request, once it is there. */
     const pendingOf = (deviceId: string, title: string) =>
@@ -168,23 +177,68 @@ for (const { mode, skip } of modes) {
       expect(claims.updated_input_hash).not.toBe(item.content_hash);
     });
 
-    it('refuses an edited input for a client that does not take one, and for a request that is no tool call', async () => {
+    it('answers Codex as it reads hooks: silence allows, an edit only on PreToolUse, none on PermissionRequest', async () => {
       const acct = await api.newAccount();
-      const answer = hook(acct.api_key, 'codex', {
-        ...claudeCodeInput('PreToolUse', 'shell', { command: ['bash', '-lc', 'make deploy'] }),
-        model: 'gpt-5-codex',
-      });
-      const item = await pendingOf(acct.device_id, 'Run: make deploy');
+      const pre = hook(acct.api_key, 'codex', fixture('codex', 'pre-tool-use.bash.json'));
+      const item = await pendingOf(acct.device_id, 'Run: touch /home/dev/app/probe-file');
+      expect(item.description).toBe('Codex in /home/dev/app');
+      await api.device(acct.device_id).post(`/actions/${item.id}/approve`, { content_hash: item.content_hash });
+      expect(await pre).toEqual({ status: 204, body: null });
+
+      const perm = hook(acct.api_key, 'codex', fixture('codex', 'permission-request.bash.json'));
+      const asked = await pendingOf(acct.device_id, 'Run: touch /home/dev/app/probe-file');
       const refused = await api
         .device(acct.device_id)
-        .post(`/actions/${item.id}/approve`, { content_hash: item.content_hash, updated_input: { command: 'ls' } });
+        .post(`/actions/${asked.id}/approve`, { content_hash: asked.content_hash, updated_input: { command: 'ls' } });
       expect(refused.status).toBe(400);
       expect(refused.body.detail).toMatch(/^updated_input: /);
-      await api.device(acct.device_id).post(`/actions/${item.id}/approve`, { content_hash: item.content_hash });
-      const body = (await answer).body;
-      expect(body.hookSpecificOutput.permissionDecision).toBe('allow');
-      expect(body.hookSpecificOutput.updatedInput).toBeUndefined();
+      await api.device(acct.device_id).post(`/actions/${asked.id}/approve`, { content_hash: asked.content_hash });
+      expect((await perm).body).toEqual({
+        hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+      });
+
+      const patch = hook(acct.api_key, 'codex', fixture('codex', 'pre-tool-use.apply-patch.json'));
+      const edit = await pendingOf(acct.device_id, 'Edit /home/dev/app/notes.txt');
+      const changed = { command: edit.metadata.tool_input.command.replace('goodbye', 'farewell') };
+      await api
+        .device(acct.device_id)
+        .post(`/actions/${edit.id}/approve`, { content_hash: edit.content_hash, updated_input: changed });
+      expect((await patch).body).toEqual({
+        hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: changed },
+      });
+      // A plain request (no tool call) takes no edited input either.
+      const plain = await api.agent(acct.api_key).post('/actions', { action_type: 'purchase', title: 'x', amount: 1 });
+      const plainEdit = await api
+        .device(acct.device_id)
+        .post(`/actions/${plain.body.id}/approve`, { updated_input: {} });
+      expect(plainEdit.status).toBe(400);
     });
+
+    it('takes every documented fixture of both clients and denies each when the holder denies', async () => {
+      const acct = await api.newAccount();
+      for (const client of ['claude-code', 'codex']) {
+        for (const name of readdirSync(new URL(`${client}/`, fixtures))) {
+          const call = hook(acct.api_key, client, fixture(client, name));
+          const item = await eventually(async () => {
+            const list = await api.device(acct.device_id).get('/pending');
+            return (list.body.requests as any[])[0];
+          }, 5000).catch(() => {
+            throw new Error(`${client}/${name} reached no holder`);
+          });
+          expect(item.metadata.source, name).toBe(client);
+          expect(item.content_hash, name).toMatch(/^[0-9a-f]{64}$/);
+          await api.device(acct.device_id).post(`/actions/${item.id}/deny`, { reason: `not ${name}` });
+          const reply = await call;
+          expect(reply.status, name).toBe(200);
+          const output = reply.body.hookSpecificOutput;
+          if (output.hookEventName === 'PreToolUse') {
+            expect(output, name).toMatchObject({ permissionDecision: 'deny' });
+            expect(output.permissionDecisionReason, name).toBe(`Denied by the holder: not ${name}`);
+          } else
+            expect(output.decision, name).toEqual({ behavior: 'deny', message: `Denied by the holder: not ${name}` });
+        }
+      }
+    }, 120_000);
 
     it('fails closed on time-out by default, and cancels the request', async () => {
       const acct = await api.newAccount();

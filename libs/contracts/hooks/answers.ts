@@ -29,20 +29,38 @@ function claudeCodeAnswer(event: HookEvent, verdict: HookVerdict): Record<string
 }
 
 /**
- * Codex's hook output: the same `hookSpecificOutput` shapes as Claude Code's for PreToolUse and
- * PermissionRequest (Codex does not take an edited input, so none is ever sent to it).
+ * Codex's hook output (codex-rs hooks, 0.171): an allow is no output at all for PreToolUse (an explicit "allow" is
+ * refused as unsupported), unless it carries the edited input; "ask" does not exist for PreToolUse, so nobody
+ * deciding fails closed there; PermissionRequest takes allow or deny, never an edited input, and no output lets
+ * Codex prompt its user. A deny always carries its reason (Codex refuses one without).
  */
-function codexAnswer(event: HookEvent, verdict: HookVerdict): Record<string, unknown> {
-  const plain: HookVerdict = verdict.decision === 'allow' ? { ...verdict, updated_input: null } : verdict;
-  return claudeCodeAnswer(event, plain);
+function codexAnswer(event: HookEvent, verdict: HookVerdict): Record<string, unknown> | null {
+  if (event === 'PreToolUse') {
+    if (verdict.decision === 'allow') {
+      if (!verdict.updated_input) return null;
+      const output = { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: verdict.updated_input };
+      return { hookSpecificOutput: output };
+    }
+    const reason = verdict.decision === 'deny' ? verdict.message : `${verdict.reason} Denied (Codex cannot ask here).`;
+    return {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+    };
+  }
+  if (verdict.decision === 'ask') return null;
+  const decision =
+    verdict.decision === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: verdict.message };
+  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } };
 }
 
-/** The client's own hook output for a verdict. */
-export function hookAnswer(client: HookClient, event: HookEvent, verdict: HookVerdict): Record<string, unknown> {
+/** The client's own hook output for a verdict; null for no output at all (an empty answer). */
+export function hookAnswer(client: HookClient, event: HookEvent, verdict: HookVerdict): Record<string, unknown> | null {
   return client === 'codex' ? codexAnswer(event, verdict) : claudeCodeAnswer(event, verdict);
 }
 
-/** Whether the client runs a tool with an input the holder edited (approve with changes). */
-export function acceptsEditedInput(source: unknown): boolean {
-  return source === 'claude-code';
+/**
+ * Whether the client runs a tool with an input the holder edited (approve with changes): Claude Code for both of
+ * its events, Codex only for PreToolUse.
+ */
+export function acceptsEditedInput(source: unknown, event: unknown): boolean {
+  return source === 'claude-code' || (source === 'codex' && event === 'PreToolUse');
 }

@@ -57,7 +57,7 @@ const WEB_TOOLS = new Set(['WebFetch', 'WebSearch', 'web_search']);
 function editedFile(input: Record<string, unknown>): string | null {
   const named = text(input.file_path) ?? text(input.notebook_path) ?? text(input.path);
   if (named) return named;
-  const patch = text(input.patch) ?? text(input.input);
+  const patch = text(input.patch) ?? text(input.input) ?? text(input.command);
   const match = patch?.match(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/m);
   return match?.[1] ?? null;
 }
@@ -82,7 +82,7 @@ export function toolCallRequest(call: ToolCall): ToolCallRequest {
     return { action_type: 'system', risk_level: risk, reversible: risk !== 'high', title: titleOf('Run:', command) };
   }
   if (EDIT_TOOLS.has(tool)) {
-    const deletes = /^\*\*\* Delete File: /m.test(text(input.patch) ?? text(input.input) ?? '');
+    const deletes = /^\*\*\* Delete File: /m.test(text(input.patch) ?? text(input.input) ?? text(input.command) ?? '');
     const verb = tool === 'Write' ? 'Write' : 'Edit';
     return {
       action_type: 'system',
@@ -99,6 +99,10 @@ export function toolCallRequest(call: ToolCall): ToolCallRequest {
     const url = text(input.url);
     const title = url ? titleOf('Fetch', url) : titleOf('Search the web:', text(input.query));
     return { action_type: 'data_access', risk_level: 'low', reversible: true, title };
+  }
+  if (tool === 'Agent' || tool === 'Task') {
+    const title = titleOf('Start a subagent:', text(input.description));
+    return { action_type: 'system', risk_level: 'low', reversible: true, title };
   }
   const mcp = mcpParts(tool);
   const name = mcp ? `${mcp.server}: ${mcp.tool}` : tool;

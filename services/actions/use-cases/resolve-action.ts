@@ -212,7 +212,8 @@ export function createResolution(deps: Deps) {
    */
   const inputEditOf = (row: RequestRow, approval: Approval): InputEdit | null => {
     if (!approval.updated_input) return null;
-    if (!acceptsEditedInput(metadata.open(row).source))
+    const asked = metadata.open(row);
+    if (!acceptsEditedInput(asked.source, asked.hook_event_name))
       throw errors.invalidRequest("updated_input: this request's client does not take an edited input");
     if (row.quorum_required)
       throw errors.invalidRequest('updated_input: a request under a quorum is approved as asked');

@@ -26,7 +26,7 @@ export function createToolCalls(deps: Deps) {
       const row = await expiry.current(earlier);
       return { joined: true, action: toActionView(row, metadata.open(row), metadata.openUpdatedInput(row)) };
     }
-    const action = await create(call.agent, call.action, ctx);
+    const action = await create(call, ctx);
     await toolCalls.record({
       request_id: action.id,
       agent_id: call.agent.agent_id,

@@ -37,10 +37,13 @@ export function hookRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry):
       body: HookInput,
       bodyLimit: MAX_HOOK_BODY_BYTES,
       response: HookOutput,
-      handler: ({ principal, query, body, requestId, onClientGone }) => {
+      handler: async ({ principal, query, body, requestId, onClientGone, reply }) => {
         if (Buffer.byteLength(JSON.stringify(body.tool_input)) > MAX_TOOL_INPUT_BYTES)
           throw errors.toolInputTooLarge(MAX_TOOL_INPUT_BYTES);
-        return answerHookCall({ client, agent: principal, input: body, query, requestId, onClientGone });
+        const answer = await answerHookCall({ client, agent: principal, input: body, query, requestId, onClientGone });
+        // No output at all is how Codex is told "no objection" (its curl command then prints nothing).
+        if (answer === null) return reply.code(204).send();
+        return answer;
       },
     });
   }

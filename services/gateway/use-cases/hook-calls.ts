@@ -65,7 +65,7 @@ export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
   const cancel = (agent: AgentPrincipal, id: string, requestId: string) =>
     bus.request(toolCallEndpoints.cancel, { agent, id }, { requestId }).catch(() => undefined);
 
-  return async function answerHookCall(call: HookCall): Promise<Record<string, unknown>> {
+  return async function answerHookCall(call: HookCall): Promise<Record<string, unknown> | null> {
     const { agent, input, query, requestId } = call;
     const created = await bus.request(
       toolCallEndpoints.createToolCall,
@@ -97,7 +97,7 @@ export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
       const after = await cancel(agent, id, requestId);
       // Decided in the moment before the cancel: that decision stands.
       if (after && after.status !== 'cancelled') final = after;
-    } else if (final.status === 'approved' && final.updated_input === undefined && call.client === 'claude-code') {
+    } else if (final.status === 'approved' && final.updated_input === undefined) {
       // The resolution event does not carry an edited input: read it once.
       final = await read();
     }
