@@ -54,6 +54,8 @@ function storedRowOf(row: NewRequest): RequestRow {
     quorum_approvals: [],
     execution_started_at: null,
     execution_claim_id: null,
+    updated_input_enc: null,
+    updated_input_hash: null,
   };
 }
 
