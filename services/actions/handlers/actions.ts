@@ -5,9 +5,7 @@ import type { UseCases } from '../use-cases/use-cases.js';
 /** Action requests on the bus: the agent's side (create, read, list) and the device's (pending, approve, deny, one at a time or in batches). */
 export function actionHandlers(uc: UseCases): BoundHandler[] {
   return [
-    handle(ep.create, ({ agent, action, idempotency_key, action_id }, ctx) =>
-      uc.createAction(agent, action, idempotency_key, ctx, action_id),
-    ),
+    handle(ep.create, (request, ctx) => uc.createAction(request, ctx)),
     handle(ep.get, ({ agent, id }) => uc.reading.get(agent, id)),
     handle(ep.list, (request) => uc.reading.list(request)),
     handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id)),

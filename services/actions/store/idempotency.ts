@@ -9,6 +9,15 @@ export type KeyClaim =
   | { kind: 'other_body' }
   | { kind: 'busy' };
 
+/** A claim of a key: whose key, the request body's hash, the id a fresh claim takes, and how long its lease lasts. */
+export interface KeyClaimRequest {
+  agentId: string;
+  key: string;
+  bodyHash: string;
+  actionId: string;
+  leaseMs: number;
+}
+
 interface KeyRow {
   body_hash: string;
   action_id: string;
@@ -23,7 +32,7 @@ interface KeyRow {
  */
 export function createIdempotencyStore(sql: Sql) {
   return {
-    async claim(agentId: string, key: string, bodyHash: string, actionId: string, leaseMs: number): Promise<KeyClaim> {
+    async claim({ agentId, key, bodyHash, actionId, leaseMs }: KeyClaimRequest): Promise<KeyClaim> {
       // A key older than 24 h is free again: the new request replaces it.
       const [fresh] = await sql<Array<{ action_id: string }>>`
         insert into actions.idempotency_keys (agent_id, key, body_hash, action_id, claimed_until)

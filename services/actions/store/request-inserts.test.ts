@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
-import { insertRequests, type RequestInsert } from './request-inserts.js';
+import { insertGatheredCreates, type RequestInsert } from './request-inserts.js';
 import type { NewRequest } from '../domain/rows.js';
 import { createRequestStore } from './requests.js';
 import { createOutboxStore } from './outbox.js';
@@ -76,7 +76,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
   it('lets in only what is left of a free quota, first come first stored, each with its audit entry and event', async () => {
     await account('acc_free', 'free', 2);
     const ids = ['act_f1', 'act_f2', 'act_f3', 'act_f4', 'act_f5', 'act_f6'];
-    const stored = await insertRequests(sql(), inserts('acc_free', ids, 5));
+    const stored = await insertGatheredCreates(sql(), inserts('acc_free', ids, 5));
     expect(stored.map((r) => r?.row.id)).toEqual(['act_f1', 'act_f2', 'act_f3', undefined, undefined, undefined]);
     expect(stored[0]!.row).toMatchObject({
       status: 'pending',
@@ -92,7 +92,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
     expect(await trail('acc_free')).toEqual(['created act_f1', 'created act_f2', 'created act_f3']);
     expect(await outbox('acc_free')).toEqual(['act_f1', 'act_f2', 'act_f3']);
     // Used up: a statement of one more stores nothing and counts nothing.
-    expect(await insertRequests(sql(), inserts('acc_free', ['act_f7'], 5))).toEqual([undefined]);
+    expect(await insertGatheredCreates(sql(), inserts('acc_free', ['act_f7'], 5))).toEqual([undefined]);
     expect(await usage('acc_free')).toBe(5);
   });
 
@@ -105,7 +105,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
       ...inserts('acc_a', ['act_a2', 'act_a3'], 2),
       ...inserts('acc_b', ['act_b3'], 2),
     ];
-    const stored = await insertRequests(sql(), mixed);
+    const stored = await insertGatheredCreates(sql(), mixed);
     expect(stored.map((r) => r?.row.id)).toEqual(['act_a1', 'act_b1', 'act_b2', 'act_a2', undefined, 'act_b3']);
     expect([await usage('acc_a'), await usage('acc_b')]).toEqual([2, 3]);
     expect(await trail('acc_b')).toEqual(['created act_b1', 'created act_b2', 'created act_b3']);
@@ -115,12 +115,10 @@ describe('storing creates several to a statement (real Postgres)', () => {
     await account('acc_d', 'free');
     const store = createRequestStore(sql(), () => {}, { inFlight: 1, maxBatch: 10 });
     const [first] = inserts('acc_d', ['act_d0'], 10);
-    await store.insert(first!.row, first!.audit, 10);
+    await store.insertWithinQuota({ ...first!, freeQuota: 10 });
     // The first goes out alone; the other four wait for it and go out together, with act_d0 again among them.
     const results = await Promise.allSettled(
-      inserts('acc_d', ['act_d1', 'act_d2', 'act_d0', 'act_d3', 'act_d4'], 10).map((i) =>
-        store.insert(i.row, i.audit, i.freeQuota),
-      ),
+      inserts('acc_d', ['act_d1', 'act_d2', 'act_d0', 'act_d3', 'act_d4'], 10).map((i) => store.insertWithinQuota(i)),
     );
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value?.id : (r.reason as { code: string }).code))).toEqual([
       'act_d1',
@@ -157,7 +155,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
       at: new Date('2026-11-24T01:02:03.400Z'),
     };
     const quorum: NewRequest = { ...newRequest('act_e3', 'acc_e'), amount_cents: null, quorum_required: 2 };
-    const stored = await insertRequests(
+    const stored = await insertGatheredCreates(
       sql(),
       [pending, approved, quorum].map((row) => ({ row, audit: created(row.id), freeQuota: 10 })),
     );
@@ -190,7 +188,7 @@ describe('storing creates several to a statement (real Postgres)', () => {
       expect((await db.sql`select actions.time_prefix(${ms}) as p`)[0]!.p).toBe(timePrefix(ms));
     }
     await account('acc_m', 'unlimited');
-    await insertRequests(sql(), inserts('acc_m', ['act_m1'], 10));
+    await insertGatheredCreates(sql(), inserts('acc_m', ['act_m1'], 10));
     await db.sql`update actions.requests set status = 'denied', resolved_at = now() where id = 'act_m1'`;
     const before = Date.now();
     await db.sql`insert into actions.outbox (type, account_id, agent_id, request_id) values

@@ -151,7 +151,10 @@ function countedCreations(sql: Sql, freeQuota: number) {
  * statement (the gatherer then tries each alone). All share one free quota (the gatherer puts only such creates
  * together).
  */
-export async function insertRequests(sql: Sql, inserts: RequestInsert[]): Promise<Array<StoredCreate | undefined>> {
+export async function insertGatheredCreates(
+  sql: Sql,
+  inserts: RequestInsert[],
+): Promise<Array<StoredCreate | undefined>> {
   const rows = inserts.map(({ row }) => storedRowOf(row));
   const documents = inserts.map(({ audit }, i) => ({
     row: insertedColumnsOf(rows[i]!),

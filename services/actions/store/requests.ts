@@ -1,8 +1,8 @@
 import type { ActionEventInput, QuorumApproval } from '@agent-auth/contracts';
 import { gatherWrites, isStatementRefused, type Sql, type WriteGathering } from '@agent-auth/db';
-import type { AuditEntry, NewRequest, PendingHead, PendingRow, RequestRow } from '../domain/rows.js';
+import type { AuditEntry, PendingHead, PendingRow, RequestRow } from '../domain/rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
-import { insertRequests, type RequestInsert } from './request-inserts.js';
+import { insertGatheredCreates, type RequestInsert } from './request-inserts.js';
 import type { ListPosition } from '../domain/list-cursor.js';
 
 /** A request that leaves pending by expiry, with the receipt signed for it. */
@@ -35,10 +35,10 @@ export function createRequestStore(
     if (events.length) announced(events);
     return rows;
   };
-  const gatheredInsert = gatherWrites<RequestInsert, RequestRow | undefined>({
+  const gatherCreate = gatherWrites<RequestInsert, RequestRow | undefined>({
     // A statement's events are announced together, once it has committed.
     write: async (inserts) => {
-      const stored = await insertRequests(sql, inserts);
+      const stored = await insertGatheredCreates(sql, inserts);
       const events = stored.flatMap((s) => (s ? [s.event] : []));
       if (events.length) announced(events);
       return stored.map((s) => s?.row);
@@ -53,8 +53,8 @@ export function createRequestStore(
      * atomically: the create path's one round trip, shared with the creates that came while others were out
      * (gatherWrites). Undefined (nothing written) when the free plan's quota is used up.
      */
-    async insert(row: NewRequest, audit: AuditEntry[], freeQuota: number): Promise<RequestRow | undefined> {
-      return gatheredInsert({ row, audit, freeQuota });
+    async insertWithinQuota(create: RequestInsert): Promise<RequestRow | undefined> {
+      return gatherCreate(create);
     },
 
     /** A request of one agent, or undefined. */

@@ -1,5 +1,11 @@
 import type { RequestContext } from '@agent-auth/bus';
-import { type ActionView, type AgentPrincipal, type NewAction, newId } from '@agent-auth/contracts';
+import {
+  type ActionView,
+  type AgentPrincipal,
+  type NewAction,
+  newId,
+  type PolicyDecision,
+} from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import {
   amountCentsOf,
@@ -10,12 +16,24 @@ import {
   type Prepared,
   requestHashOf,
 } from '../domain/new-action.js';
+import type { NewRequest } from '../domain/rows.js';
 import { toActionView } from '../domain/views.js';
 import type { ActionsDeps } from './deps.js';
 import type { MetadataSeal } from './metadata.js';
 import { recordDecision } from '@agent-auth/metrics';
 
 type Deps = Pick<ActionsDeps, 'settings' | 'policy' | 'requests' | 'receipts'> & { metadata: MetadataSeal };
+type ResolvedDecision = Exclude<PolicyDecision, { outcome: 'pending' }>;
+
+/**
+ * What one create is given: the agent, its action, and the id to store it under when the caller fixed one (the id
+ * an Idempotency-Key claimed, or the one the gateway chose); a new id otherwise. The create message itself fits.
+ */
+export interface CreateInput {
+  agent: AgentPrincipal;
+  action: NewAction;
+  action_id?: string;
+}
 
 /** A unique violation: here, another replica stored the request of the same idempotency key first. */
 export function isUniqueViolation(err: unknown): boolean {
@@ -30,7 +48,8 @@ export function isUniqueViolation(err: unknown): boolean {
 export function createActionCreation(deps: Deps) {
   const { policy, requests, settings, receipts } = deps;
 
-  const prepare = (agent: AgentPrincipal, action: NewAction, id: string): Prepared => {
+  /** Checks what the contract cannot check (callback URL, vault metadata, amount), hashes and seals the rest. */
+  const checkAndSeal = ({ agent, action }: CreateInput, id: string): Prepared => {
     if (action.callback_url) checkCallbackUrl(settings, action.callback_url);
     const contentHash = contentHashOf(action);
     const amountCents = amountCentsOf(action);
@@ -39,7 +58,8 @@ export function createActionCreation(deps: Deps) {
     return { id, agent, action, amountCents, contentHash, metadataEnc, at: new Date(), requestHash };
   };
 
-  const decide = (p: Prepared, ctx: RequestContext) => {
+  /** Asks the policy whether a rule, a limit or a grant decides the request now, or leaves it to a person. */
+  const askPolicy = (p: Prepared, ctx: RequestContext): Promise<PolicyDecision> => {
     const { agent, action } = p;
     const question = {
       action_id: p.id,
@@ -54,49 +74,44 @@ export function createActionCreation(deps: Deps) {
     return policy.decide(question, ctx);
   };
 
+  /** The receipt of a request a rule, limit or grant resolved now: signed here, stored by the same statement. */
+  const signResolution = (p: Prepared, decision: ResolvedDecision, row: NewRequest): Promise<string | null> =>
+    receipts.sign(
+      { ...row, created_at: p.at },
+      { status: decision.outcome, resolved_by: decision.resolved_by, resolved_at: p.at },
+    );
+
+  /** Takes back the spend the policy counted for an automatic approval whose request was not stored. */
+  const releaseCountedSpend = async (p: Prepared, decision: PolicyDecision, ctx: RequestContext): Promise<void> => {
+    if (decision.outcome !== 'pending' && decision.spend_recorded) {
+      await policy.releaseSpend({ action_id: p.id, account_id: p.agent.account_id }, ctx);
+    }
+  };
+
   /**
    * Creates one request. A keyed create (create-once.ts) passes the id its Idempotency-Key fixed: a second insert
    * of that id fails as a whole (quota count included), so a key is counted and stored once.
    */
-  return async function create(
-    agent: AgentPrincipal,
-    action: NewAction,
-    ctx: RequestContext,
-    id = newId('action'),
-  ): Promise<ActionView> {
-    const prepared = prepare(agent, action, id);
-    const decision = await decide(prepared, ctx);
-    // An approval the policy counted must not keep counting for a request that is not stored.
-    const releaseSpend = async () => {
-      if (decision.outcome !== 'pending' && decision.spend_recorded) {
-        await policy.releaseSpend({ action_id: prepared.id, account_id: agent.account_id }, ctx);
-      }
-    };
+  return async function create(input: CreateInput, ctx: RequestContext): Promise<ActionView> {
+    const prepared = checkAndSeal(input, input.action_id ?? newId('action'));
+    const decision = await askPolicy(prepared, ctx);
+    const row = newRequestRow(prepared, decision, null);
+    if (decision.outcome !== 'pending') row.receipt = await signResolution(prepared, decision, row);
     // Every validated request counts against the plan quota, whatever its outcome, in the statement that stores
     // it: counted and stored together, or neither (one refused by the quota is not counted).
-    const quota = settings.FREE_PLAN_MONTHLY_ACTIONS;
-    // Resolved here by a rule or a limit: the receipt is signed now and stored by the same statement.
-    const unsigned = newRequestRow(prepared, decision, null);
-    const receipt =
-      decision.outcome === 'pending'
-        ? null
-        : await receipts.sign(
-            { ...unsigned, created_at: prepared.at },
-            { status: decision.outcome, resolved_by: decision.resolved_by, resolved_at: prepared.at },
-          );
-    const row = await requests
-      .insert({ ...unsigned, receipt }, creationAudit(prepared, decision, receipt), quota)
-      .catch(async (err: unknown) => {
-        // The same id stored by another replica (one idempotency key): the spend is that request's own.
-        if (!isUniqueViolation(err)) await releaseSpend();
-        throw err;
-      });
-    if (!row) {
-      await releaseSpend();
-      throw errors.quotaExceeded(quota);
+    const freeQuota = settings.FREE_PLAN_MONTHLY_ACTIONS;
+    const audit = creationAudit(prepared, decision, row.receipt);
+    const stored = await requests.insertWithinQuota({ row, audit, freeQuota }).catch(async (err: unknown) => {
+      // The same id stored by another replica (one idempotency key): the spend is that request's own.
+      if (!isUniqueViolation(err)) await releaseCountedSpend(prepared, decision, ctx);
+      throw err;
+    });
+    if (!stored) {
+      await releaseCountedSpend(prepared, decision, ctx);
+      throw errors.quotaExceeded(freeQuota);
     }
-    ctx.log.debug({ action_id: prepared.id, status: row.status }, 'action created'); // the gateway's access log is the info line
-    recordDecision(row.status, 'policy');
-    return toActionView(row, action.metadata ?? {});
+    ctx.log.debug({ action_id: prepared.id, status: stored.status }, 'action created'); // the gateway's access log is the info line
+    recordDecision(stored.status, 'policy');
+    return toActionView(stored, input.action.metadata ?? {});
   };
 }

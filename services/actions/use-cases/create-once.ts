@@ -1,10 +1,10 @@
 import { hash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '@agent-auth/bus';
-import { type ActionView, type AgentPrincipal, type NewAction, type CreateOutcome, newId } from '@agent-auth/contracts';
+import { type ActionView, type AgentPrincipal, type CreateOutcome, newId } from '@agent-auth/contracts';
 import { errors, isAppError } from '@agent-auth/errors';
 import { toActionView } from '../domain/views.js';
-import { type createActionCreation, isUniqueViolation } from './create-action.js';
+import { type CreateInput, type createActionCreation, isUniqueViolation } from './create-action.js';
 import type { ActionsDeps } from './deps.js';
 import type { MetadataSeal } from './metadata.js';
 
@@ -12,6 +12,16 @@ type Deps = Pick<ActionsDeps, 'settings' | 'keyring' | 'requests' | 'idempotency
   metadata: MetadataSeal;
   create: ReturnType<typeof createActionCreation>;
 };
+
+/** The create message (actions.v2.create): the agent, its action, and the client's key or the id the gateway chose. */
+export interface CreateRequest extends CreateInput {
+  idempotency_key?: string;
+}
+
+/** A create under an id its caller fixed. */
+type CreateUnderId = CreateInput & { action_id: string };
+
+const hasActionId = (input: CreateInput): input is CreateUnderId => input.action_id !== undefined;
 
 /**
  * POST /actions with an Idempotency-Key: the first caller of a key creates the request; a repeat
@@ -28,37 +38,39 @@ export function createIdempotentCreation(deps: Deps) {
 
   // The kept answer holds the request's metadata: encrypted, bound to the agent and key.
   const answerContext = (agent: AgentPrincipal, key: string) => `idempotency:${agent.agent_id}:${key}`;
-  const keep = (agent: AgentPrincipal, key: string, status: number, body: unknown) =>
+  const keepAnswer = (agent: AgentPrincipal, key: string, status: number, body: unknown) =>
     idempotency.answer(agent.agent_id, key, status, keyring.encrypt(JSON.stringify(body), answerContext(agent, key)));
-  const replay = (agent: AgentPrincipal, key: string, status: number, responseEnc: string): CreateOutcome => {
+  const replayAnswer = (agent: AgentPrincipal, key: string, status: number, responseEnc: string): CreateOutcome => {
     const body = JSON.parse(keyring.decrypt(responseEnc, answerContext(agent, key))) as Record<string, unknown>;
     if (status === 200) return { replayed: true, action: body as ActionView };
     return { replayed: true, error: { status, code: String(body.code), detail: String(body.detail) } };
   };
 
-  /** Processes a key this replica holds; null when another replica stored its request first (replayed next). */
-  const processKey = async (
-    agent: AgentPrincipal,
-    action: NewAction,
+  /**
+   * Creates the request of a key this replica holds (under the id the key claimed) and keeps the answer under the
+   * key; null when another replica stored that request first (its kept answer is replayed next).
+   */
+  const createAsKeyHolder = async (
+    input: CreateUnderId,
     key: string,
-    id: string,
     ctx: RequestContext,
   ): Promise<CreateOutcome | null> => {
+    const { agent } = input;
     // A holder that stopped after storing the request but before keeping its answer: the request is the answer.
-    const stored = await deps.requests.findForAgent(id, agent.agent_id);
+    const stored = await deps.requests.findForAgent(input.action_id, agent.agent_id);
     if (stored) {
       const view = toActionView(stored, deps.metadata.open(stored));
-      await keep(agent, key, 200, view);
+      await keepAnswer(agent, key, 200, view);
       return { replayed: false, action: view };
     }
     try {
-      const view = await deps.create(agent, action, ctx, id);
-      await keep(agent, key, 200, view);
+      const view = await deps.create(input, ctx);
+      await keepAnswer(agent, key, 200, view);
       return { replayed: false, action: view };
     } catch (err) {
       if (isUniqueViolation(err)) return null;
       if (isAppError(err) && err.status < 500) {
-        await keep(agent, key, err.status, err.toBody());
+        await keepAnswer(agent, key, err.status, err.toBody());
         throw err;
       }
       // Nothing worth keeping (a service or the database failed): the next repeat of the key starts over at once.
@@ -71,46 +83,58 @@ export function createIdempotentCreation(deps: Deps) {
    * A create under the id the gateway chose: its retry of the same create inserts the same id, which fails as a whole
    * (quota count included) when a first attempt stored it; the stored request is then the answer.
    */
-  const createWithId = async (
-    agent: AgentPrincipal,
-    action: NewAction,
-    id: string,
-    ctx: RequestContext,
-  ): Promise<CreateOutcome> => {
+  const createUnderGatewayId = async (input: CreateUnderId, ctx: RequestContext): Promise<CreateOutcome> => {
     try {
-      return { replayed: false, action: await deps.create(agent, action, ctx, id) };
+      return { replayed: false, action: await deps.create(input, ctx) };
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      const stored = await deps.requests.findForAgent(id, agent.agent_id);
+      const stored = await deps.requests.findForAgent(input.action_id, input.agent.agent_id);
       if (!stored) throw err;
       return { replayed: true, action: toActionView(stored, deps.metadata.open(stored)) };
     }
   };
 
-  return async function createAction(
-    agent: AgentPrincipal,
-    action: NewAction,
-    key: string | undefined,
+  /**
+   * Takes a key's claim: the first claim of a key creates, a repeat waits for that create's kept answer and replays
+   * it; the same key with another body is 422.
+   */
+  const createOnceUnderKey = async (
+    { agent, action }: CreateRequest,
+    key: string,
     ctx: RequestContext,
-    actionId?: string,
-  ): Promise<CreateOutcome> {
-    if (key === undefined) {
-      if (actionId !== undefined) return createWithId(agent, action, actionId, ctx);
-      return { replayed: false, action: await deps.create(agent, action, ctx) };
-    }
+  ): Promise<CreateOutcome> => {
     const bodyHash = hash('sha256', JSON.stringify(action), 'hex');
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
-      const claim = await idempotency.claim(agent.agent_id, key, bodyHash, newId('action'), leaseMs);
+      const claim = await idempotency.claim({
+        agentId: agent.agent_id,
+        key,
+        bodyHash,
+        actionId: newId('action'),
+        leaseMs,
+      });
       if (claim.kind === 'other_body') throw errors.idempotencyKeyReused();
-      if (claim.kind === 'answered') return replay(agent, key, claim.status, claim.responseEnc);
+      if (claim.kind === 'answered') return replayAnswer(agent, key, claim.status, claim.responseEnc);
       if (claim.kind === 'owner') {
-        const outcome = await processKey(agent, action, key, claim.actionId, ctx);
+        const outcome = await createAsKeyHolder({ agent, action, action_id: claim.actionId }, key, ctx);
         if (outcome) return outcome;
       } else if (Date.now() > giveUpAt) {
         throw errors.idempotencyKeyInProgress();
       }
       await sleep(100);
     }
+  };
+
+  /** A create without a key or a chosen id: every call creates. */
+  const createEach = async (input: CreateInput, ctx: RequestContext): Promise<CreateOutcome> => ({
+    replayed: false,
+    action: await deps.create(input, ctx),
+  });
+
+  /** The create message's one entry: once per Idempotency-Key, once per gateway-chosen id, or a plain create. */
+  return function createAction(request: CreateRequest, ctx: RequestContext): Promise<CreateOutcome> {
+    if (request.idempotency_key !== undefined) return createOnceUnderKey(request, request.idempotency_key, ctx);
+    if (hasActionId(request)) return createUnderGatewayId(request, ctx);
+    return createEach(request, ctx);
   };
 }
