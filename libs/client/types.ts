@@ -61,6 +61,10 @@ export interface Action {
   created_at: string;
   expires_at: string;
   spending_limit_exceeded?: SpendingLimitExceeded;
+  /** The signed receipt (compact JWS) once the request left pending; null while pending. */
+  receipt?: string | null;
+  /** Approved with changes: the tool input the holder edited, which the tool must run with instead. */
+  updated_input?: Record<string, unknown>;
 }
 
 /** Filters of getHistory (GET /actions). */

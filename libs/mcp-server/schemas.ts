@@ -2,13 +2,17 @@
 // so a field the service adds later passes through instead of failing the result.
 import { z } from 'zod';
 
-const STATUSES = ['pending', 'approved', 'denied', 'expired'] as const;
+const STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 
 /** An action request as the service returns it. */
 export const ActionOutput = z.looseObject({
   id: z.string().describe('The request id (act_...).'),
   agent_id: z.string(),
-  status: z.enum(STATUSES).describe('pending until the human answers; approved, denied or expired afterwards.'),
+  status: z
+    .enum(STATUSES)
+    .describe(
+      'pending until the human answers; approved, denied or expired afterwards; cancelled when the agent withdrew it.',
+    ),
   action_type: z.string(),
   title: z.string(),
   description: z.string().nullable(),

@@ -13,7 +13,7 @@ export interface ServerOptions {
 export const SERVER_NAME = 'agent-auth';
 export const SERVER_VERSION = '0.1.0';
 
-/** Builds the MCP server with the seven agent-auth tools; connect it to a transport to serve. */
+/** Builds the MCP server with the agent-auth tools; connect it to a transport to serve. */
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },

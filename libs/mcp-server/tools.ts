@@ -1,4 +1,4 @@
-// The seven tools of the MCP server (docs/api-guide.md, Client library and MCP server). Descriptions are written for the model that calls them: when to use the tool,
+// The tools of the MCP server (docs/api-guide.md, Client library and MCP server). Descriptions are written for the model that calls them: when to use the tool,
 // what comes back, and what to do next.
 import { FINAL_STATUSES, WaitTimeoutError, type Action, type AgentAuthClient } from '@agent-auth/client';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -22,7 +22,7 @@ const PROGRESS_EVERY_MS = 4000;
 
 const ACTION_TYPES = ['communication', 'purchase', 'scheduling', 'legal', 'data_access', 'social', 'system'] as const;
 const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
-const STATUSES = ['pending', 'approved', 'denied', 'expired'] as const;
+const STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 
 // MCP clients time a tool call out (often after 60 s), so one wait is bounded and the model is told to call again.
 const DEFAULT_WAIT_SECONDS = 50;
@@ -49,6 +49,8 @@ function advice(a: Action): string {
       return `Request ${a.id} is DENIED (by ${a.resolved_by}${a.reason ? `, reason: ${a.reason}` : ''}). Do not perform the action.`;
     case 'expired':
       return `Request ${a.id} EXPIRED without an answer. Do not perform the action; request again if still needed.`;
+    case 'cancelled':
+      return `Request ${a.id} was CANCELLED by the agent. Do not perform the action; request again if still needed.`;
     default:
       return `Request ${a.id} is PENDING: the human has not answered yet (expires ${a.expires_at}). Call wait_for_approval to wait for the answer.`;
   }
@@ -113,7 +115,7 @@ async function waitBounded(
   });
 }
 
-/** Registers the seven agent-auth tools on an MCP server. */
+/** Registers the agent-auth tools (the seven of the API plus cancel_approval) on an MCP server. */
 export function registerTools(
   server: McpServer,
   client: AgentAuthClient,
@@ -209,6 +211,24 @@ export function registerTools(
     ({ request_id }) =>
       guarded(async () => {
         const action = await client.getStatus(request_id);
+        return ok(advice(action), action);
+      }),
+  );
+
+  server.registerTool(
+    'cancel_approval',
+    {
+      title: 'Withdraw an approval request',
+      description:
+        'Withdraw one of your pending approval requests when you no longer need the action (the plan changed, the user cancelled): ' +
+        'the human stops seeing it and it ends as cancelled. A request already approved, denied or expired cannot be withdrawn.',
+      inputSchema: { request_id: requestId },
+      outputSchema: ActionOutput,
+      annotations: { destructiveHint: false, idempotentHint: true },
+    },
+    ({ request_id }) =>
+      guarded(async () => {
+        const action = await client.cancelAction(request_id);
         return ok(advice(action), action);
       }),
   );

@@ -50,9 +50,10 @@ describe('MCP server over stdio (all-in-one)', () => {
     await db?.drop();
   });
 
-  it('lists the seven tools with input schemas and descriptions', async () => {
+  it('lists the eight tools with input schemas and descriptions', async () => {
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'cancel_approval',
       'check_approval',
       'execute_api_call',
       'get_approval_history',
@@ -136,6 +137,24 @@ describe('MCP server over stdio (all-in-one)', () => {
     expect(history.structuredContent).toEqual({ actions: [expect.objectContaining({ id: structured.id })] });
   });
 
+  it('cancel_approval withdraws a pending request: the holder no longer sees it, a second cancel answers it again', async () => {
+    const created = await mcp.callTool({
+      name: 'request_approval',
+      arguments: { action_type: 'purchase', title: 'Buy a lamp I no longer need', amount: 30 },
+    });
+    const id = data(created).id as string;
+    const cancelled = await mcp.callTool({ name: 'cancel_approval', arguments: { request_id: id } });
+    expect(cancelled.isError).toBeFalsy();
+    expect(cancelled.structuredContent).toMatchObject({ id, status: 'cancelled', resolved_by: 'agent' });
+    expect(text(cancelled)).toMatch(/CANCELLED/);
+    const again = await mcp.callTool({ name: 'cancel_approval', arguments: { request_id: id } });
+    expect(again.structuredContent).toMatchObject({ status: 'cancelled' });
+    const pending = await api.device(acct.device_id).get('/pending');
+    expect((pending.body.requests as Array<{ id: string }>).map((r) => r.id)).not.toContain(id);
+    const unknown = await mcp.callTool({ name: 'cancel_approval', arguments: { request_id: 'act_missing' } });
+    expect(unknown.isError).toBe(true);
+  });
+
   it('wait_for_approval sends progress notifications while it waits, then answers the approval', async () => {
     const id = data(
       await mcp.callTool({ name: 'request_approval', arguments: { action_type: 'scheduling', title: 'Book a room' } }),
@@ -189,7 +208,7 @@ describe('MCP server over stdio (all-in-one)', () => {
     expect(text(badCurrency)).toMatch(/400 \(ValidationError\): currency: is not an ISO 4217/);
 
     expect((await mcp.callTool({ name: 'check_approval', arguments: { request_id: 'act_x' } })).isError).toBe(true);
-    expect((await mcp.listTools()).tools).toHaveLength(7);
+    expect((await mcp.listTools()).tools).toHaveLength(8);
   });
 
   it('get_spending_summary and list_vault_services answer with data or a tool error, never a crash', async () => {
