@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
@@ -35,6 +37,19 @@ const fixtures = new URL('../fixtures/hooks/', import.meta.url);
 /** A hook input exactly as the client sent it (test/fixtures/hooks, captured from the real CLIs). */
 const fixture = (client: string, name: string) =>
   JSON.parse(readFileSync(new URL(`${client}/${name}`, fixtures), 'utf8')) as Record<string, any>;
+
+/** Runs a command with `stdin` as its input; its exit code and output. */
+function run(command: string, args: string[], stdin: string, env: NodeJS.ProcessEnv) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -213,6 +228,40 @@ for (const { mode, skip } of modes) {
         .post(`/actions/${plain.body.id}/approve`, { updated_input: {} });
       expect(plainEdit.status).toBe(400);
     });
+
+    it.skipIf(mode !== 'all-in-one')(
+      "Codex's command hook: the agent-auth-hook bin and the README's curl line pipe stdin through, and block when unreachable",
+      async () => {
+        const acct = await api.newAccount();
+        const env = { ...process.env, AGENT_AUTH_API_KEY: acct.api_key, AGENT_AUTH_URL: baseUrl };
+        const input = JSON.stringify(fixture('codex', 'pre-tool-use.bash.json'));
+        const bin = fileURLToPath(new URL('../../libs/client/bin/agent-auth-hook.mjs', import.meta.url));
+        const viaBin = run('node', [bin, 'codex', '--timeout', '60'], input, env);
+        const first = await pendingOf(acct.device_id, 'Run: touch /home/dev/app/probe-file');
+        await api.device(acct.device_id).post(`/actions/${first.id}/deny`, { reason: 'not in this folder' });
+        const denied = await viaBin;
+        expect(denied.code).toBe(0);
+        expect(JSON.parse(denied.stdout).hookSpecificOutput).toMatchObject({
+          permissionDecision: 'deny',
+          permissionDecisionReason: 'Denied by the holder: not in this folder',
+        });
+        // The one-line curl of the README (docs/integrations.md), as Codex runs it through a shell.
+        const curlLine =
+          'curl -sS --fail-with-body -X POST -H "Content-Type: application/json" -H "X-API-Key: $AGENT_AUTH_API_KEY" ' +
+          '--data-binary @- "$AGENT_AUTH_URL/hooks/codex?timeout=60" || { echo "agent-auth: no decision" >&2; exit 2; }';
+        const other = JSON.stringify({ ...fixture('codex', 'pre-tool-use.bash.json'), tool_use_id: 'call_second' });
+        const viaCurl = run('sh', ['-c', curlLine], other, env);
+        const second = await pendingOf(acct.device_id, 'Run: touch /home/dev/app/probe-file');
+        await api.device(acct.device_id).post(`/actions/${second.id}/approve`, { content_hash: second.content_hash });
+        expect(await viaCurl).toEqual({ code: 0, stdout: '', stderr: '' });
+        // Nothing listening: blocked, with the reason on stderr (Codex shows it to the model).
+        const down = await run('node', [bin, 'codex'], input, { ...env, AGENT_AUTH_URL: 'http://127.0.0.1:9/api/v1' });
+        expect(down.code).toBe(2);
+        expect(down.stderr).toMatch(/no answer from .*blocked/);
+        const noKey = await run('node', [bin, 'codex'], input, { ...env, AGENT_AUTH_API_KEY: '' });
+        expect(noKey.code).toBe(2);
+      },
+    );
 
     it('takes every documented fixture of both clients and denies each when the holder denies', async () => {
       const acct = await api.newAccount();
