@@ -72,7 +72,9 @@ function binaryPaths(): AgentClis | undefined {
 
 function firstLine(error: unknown): string {
   const text = (error as { stderr?: string }).stderr || (error as Error).message || String(error);
-  return text.trim().split('\n').slice(-1)[0] ?? '';
+  const lines = text.trim().split('\n');
+  // npm's own summary is spread over several lines; the first "npm error" line names the failure (code, URL).
+  return (lines.find((line) => /^npm error (?!A complete log)/.test(line)) ?? lines[0] ?? '').trim();
 }
 
 /** Where a CLI's hook posts, and the agent key it sends (from an environment variable, as users set it up). */
