@@ -15,7 +15,8 @@ import {
   SpendingLimitView,
   SpendingSummary,
 } from '../http/policy.js';
-import { GrantList, GrantView } from '../http/grants.js';
+import { GrantList, GrantMatchView, GrantView } from '../http/grants.js';
+import { shellCommandOf } from '../hooks/tool-calls.js';
 
 const Cents = z.number().int().min(1);
 
@@ -33,8 +34,35 @@ export const DecideRequest = z.object({
   currency: z.string().length(3),
   /** Standing grants are scoped to the recipient; absent is the same as null. */
   recipient: z.string().nullish(),
+  /** The tool call the request is (toolCallFactsOf), for grants with a match; absent for any other request. */
+  tool_name: z.string().nullish(),
+  session_id: z.string().nullish(),
+  /** The tool call's shell command, when it runs one. */
+  command: z.string().nullish(),
 });
 export type DecideRequest = z.infer<typeof DecideRequest>;
+
+/** What a grant's match reads of a tool call request. */
+export interface ToolCallFacts {
+  tool_name: string;
+  session_id: string | null;
+  command: string | null;
+}
+
+/**
+ * The tool call facts of a request's metadata (a hook's or the MCP gate's request: `tool_name`, `session_id`, and
+ * the shell command of `tool_input`); null for a request that is no tool call, read no further than `tool_name`.
+ */
+export function toolCallFactsOf(metadata: Record<string, unknown> | null | undefined): ToolCallFacts | null {
+  const toolName = metadata?.tool_name;
+  if (typeof toolName !== 'string' || toolName.length === 0) return null;
+  const { session_id: session, tool_input: input } = metadata!;
+  return {
+    tool_name: toolName,
+    session_id: typeof session === 'string' && session.length > 0 ? session : null,
+    command: input !== null && typeof input === 'object' ? shellCommandOf(input as Record<string, unknown>) : null,
+  };
+}
 
 /**
  * The policy's answer. `spend_recorded` tells the caller that the amount now counts as spent, so that it can
@@ -93,6 +121,8 @@ export const CreateGrantRequest = z.object({
   duration_seconds: z.number().int(),
   max_amount_cents: z.number().int().nullable(),
   max_uses: z.number().int().nullable(),
+  /** Only tool calls of this tool, session and command prefix (each when set); absent is the same as null. */
+  match: GrantMatchView.nullish(),
 });
 export type CreateGrantRequest = z.infer<typeof CreateGrantRequest>;
 

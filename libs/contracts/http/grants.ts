@@ -1,5 +1,13 @@
 import { z } from 'zod';
 
+/** A grant's match: it approves only tool calls of this tool, in this session, whose command starts so (null: any). */
+export const GrantMatchView = z.object({
+  tool_name: z.string().nullable(),
+  session_id: z.string().nullable(),
+  command_prefix: z.string().nullable(),
+});
+export type GrantMatchView = z.infer<typeof GrantMatchView>;
+
 /** A standing grant as GET /grants shows it: amounts in the grant's currency, in dollars. */
 export const GrantView = z.object({
   grant_id: z.string(),
@@ -12,6 +20,8 @@ export const GrantView = z.object({
   spent: z.number(),
   max_uses: z.number().int().nullable(),
   uses: z.number().int(),
+  /** Null for a grant that approves any request its scope covers. */
+  match: GrantMatchView.nullable(),
   revoked_at: z.string().nullable(),
   /** The request whose approval created the grant. */
   created_from: z.string(),

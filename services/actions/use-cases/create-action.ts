@@ -5,6 +5,7 @@ import {
   type NewAction,
   newId,
   type PolicyDecision,
+  toolCallFactsOf,
 } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import {
@@ -71,7 +72,9 @@ export function createActionCreation(deps: Deps) {
       currency: action.currency,
       recipient: action.recipient,
     };
-    return policy.decide(question, ctx);
+    // A tool call's tool, session and command, for grants with a match; other requests go as they are.
+    const call = toolCallFactsOf(action.metadata);
+    return policy.decide(call ? { ...question, ...call } : question, ctx);
   };
 
   /** The receipt of a request a rule, limit or grant resolved now: signed here, stored by the same statement. */

@@ -23,7 +23,10 @@ export function createGrants(deps: Deps) {
     /** The id the grant an approval asks for will have, fixed before the approval so its audit entry can name it. */
     newGrantId: () => newId('grant'),
 
-    /** Creates the grant an approval of `row` asked for, scoped to the request's agent, type, recipient, currency. */
+    /**
+     * Creates the grant an approval of `row` asked for, scoped to the request's agent, type, recipient, currency and,
+     * with a match, to the tool calls it names.
+     */
     async createFrom(
       device: DevicePrincipal,
       row: RequestRow,
@@ -43,6 +46,7 @@ export function createGrants(deps: Deps) {
           duration_seconds: terms.duration_seconds,
           max_amount_cents: terms.max_amount === null ? null : toCents(terms.max_amount),
           max_uses: terms.max_uses,
+          match: terms.match,
         },
         ctx,
       );
@@ -54,6 +58,7 @@ export function createGrants(deps: Deps) {
           expires_at: grant.expires_at,
           max_amount: grant.max_amount,
           max_uses: grant.max_uses,
+          match: grant.match,
         },
       });
       ctx.log.info({ grant_id: grant.grant_id, created_from: row.id }, 'grant created');

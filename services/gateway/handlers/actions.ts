@@ -204,7 +204,9 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       '(`grt_…`, see `GET /grants`) that approves later requests of the same agent, action type, recipient and ' +
       'currency at creation (`resolved_by` `grant:{grant_id}`) until it expires, is revoked, or runs out of ' +
       "budget (`max_amount`, a total in the request's currency) or uses; rules and spending limits still come " +
-      'first.',
+      'first. `grant.match: {tool_name?, session_id?, command_prefix?}` (at least one) narrows it to the tool ' +
+      'calls of that tool, in that session, whose shell command starts with that prefix ("allow for the rest of ' +
+      'the session").',
     auth: 'device',
     params: RequestParams,
     body: ApproveBody,

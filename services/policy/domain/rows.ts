@@ -1,4 +1,5 @@
 import type { ActionType, LimitPeriod, RiskLevel, RuleDecision } from '@agent-auth/contracts';
+import type { GrantMatch } from './grant-matching.js';
 
 /** A rule as the store hands it out (bigints already numbers). */
 export interface RuleRow {
@@ -39,6 +40,8 @@ export interface GrantRow {
   spent_cents: number;
   max_uses: number | null;
   uses: number;
+  /** Null for a grant that approves any request of its scope. */
+  match: GrantMatch | null;
   revoked_at: Date | null;
   created_from: string;
   created_at: Date;

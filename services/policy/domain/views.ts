@@ -44,6 +44,7 @@ export function toGrantView(row: GrantRow): GrantView {
     spent: fromCents(row.spent_cents),
     max_uses: row.max_uses,
     uses: row.uses,
+    match: row.match,
     revoked_at: row.revoked_at?.toISOString() ?? null,
     created_from: row.created_from,
     created_at: row.created_at.toISOString(),

@@ -1,6 +1,6 @@
 import type { Sql } from '@agent-auth/db';
 import type { AccountPolicy, DecisionRule, PolicyLimit } from '../domain/account-policy.js';
-import type { GrantScope } from '../domain/grant-matching.js';
+import { type GrantMatchColumns, type GrantScope, grantMatchOf } from '../domain/grant-matching.js';
 import { versionOf } from '../domain/policy-version.js';
 
 /** Reads an account's rules and limits for decisions. */
@@ -12,7 +12,7 @@ export function createAccountPolicyStore(sql: Sql) {
         Array<{
           rules: DecisionRule[];
           limits: Array<Omit<PolicyLimit, 'amount_limit_cents'> & { amount_limit_cents: string | number }>;
-          grants: Array<Omit<GrantScope, 'expires_at'> & { expires_at: string }>;
+          grants: Array<Omit<GrantScope, 'expires_at' | 'match'> & GrantMatchColumns & { expires_at: string }>;
         }>
       >`
         select
@@ -29,7 +29,8 @@ export function createAccountPolicyStore(sql: Sql) {
           ), '[]'::json) as limits,
           coalesce((
             select json_agg(json_build_object('id', id, 'agent_id', agent_id, 'action_type', action_type,
-              'recipient', recipient, 'currency', currency, 'expires_at', expires_at))
+              'recipient', recipient, 'currency', currency, 'expires_at', expires_at, 'match_tool_name', match_tool_name,
+              'match_session_id', match_session_id, 'match_command_prefix', match_command_prefix))
             from policy.grants where account_id = ${accountId} and revoked_at is null and expires_at > now()
               and (max_uses is null or uses < max_uses) and (max_amount_cents is null or spent_cents < max_amount_cents)
           ), '[]'::json) as grants`;
@@ -40,7 +41,11 @@ export function createAccountPolicyStore(sql: Sql) {
         amount_limit_cents: Number(l.amount_limit_cents),
         created_at: new Date(l.created_at),
       }));
-      const grants = row!.grants.map((g) => ({ ...g, expires_at: new Date(g.expires_at) }));
+      const grants = row!.grants.map(({ match_tool_name, match_session_id, match_command_prefix, ...g }) => ({
+        ...g,
+        expires_at: new Date(g.expires_at),
+        match: grantMatchOf({ match_tool_name, match_session_id, match_command_prefix }),
+      }));
       // Grants are not part of the version: it hashes the rules and limits only.
       return { rules, limits, grants, version: versionOf(accountId, { rules, limits }) };
     },

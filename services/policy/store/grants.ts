@@ -1,17 +1,20 @@
 import type { CreateGrantRequest } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
+import { type GrantMatchColumns, grantMatchOf } from '../domain/grant-matching.js';
 import type { GrantRow } from '../domain/rows.js';
 
-type RawGrant = Omit<GrantRow, 'max_amount_cents' | 'spent_cents'> & {
-  max_amount_cents: string | null;
-  spent_cents: string;
-};
+type RawGrant = Omit<GrantRow, 'max_amount_cents' | 'spent_cents' | 'match'> &
+  GrantMatchColumns & {
+    max_amount_cents: string | null;
+    spent_cents: string;
+  };
 
 // bigint arrives as text; grant amounts are at most 1e11 cents, well inside a double's exact range.
-const toRow = (r: RawGrant): GrantRow => ({
+const toRow = ({ match_tool_name, match_session_id, match_command_prefix, ...r }: RawGrant): GrantRow => ({
   ...r,
   max_amount_cents: r.max_amount_cents === null ? null : Number(r.max_amount_cents),
   spent_cents: Number(r.spent_cents),
+  match: grantMatchOf({ match_tool_name, match_session_id, match_command_prefix }),
 });
 
 /** Persistence of standing grants; their use is counted by policy.use_grant (spend.ts). */
@@ -19,13 +22,15 @@ export function createGrantStore(sql: Sql) {
   return {
     /** Inserts a grant; a second creation from the same approval returns the first grant instead. */
     async insert(grant: CreateGrantRequest): Promise<GrantRow> {
+      const match = grant.match ?? null;
       const [row] = await sql<RawGrant[]>`
         with inserted as (
           insert into policy.grants (id, account_id, agent_id, action_type, recipient, currency, expires_at,
-            max_amount_cents, max_uses, created_from)
+            max_amount_cents, max_uses, created_from, match_tool_name, match_session_id, match_command_prefix)
           values (${grant.grant_id}, ${grant.account_id}, ${grant.agent_id}, ${grant.action_type}, ${grant.recipient},
             ${grant.currency}, now() + make_interval(secs => ${grant.duration_seconds}), ${grant.max_amount_cents},
-            ${grant.max_uses}, ${grant.created_from})
+            ${grant.max_uses}, ${grant.created_from}, ${match?.tool_name ?? null}, ${match?.session_id ?? null},
+            ${match?.command_prefix ?? null})
           on conflict (created_from) do nothing
           returning *
         )
