@@ -123,6 +123,23 @@ for (const { mode, skip } of modes) {
       });
     });
 
+    it("delivers the agent's cancel, with its receipt, and records it in the request's audit trail", async () => {
+      const created = await create({});
+      const cancelled = await api.agent(acct.api_key).post(`/actions/${created.body.id}/cancel`);
+      expect(cancelled.status).toBe(200);
+      const { payload } = await verifiedWebhook(created.body.id);
+      expect(payload).toMatchObject({
+        id: created.body.id,
+        status: 'cancelled',
+        resolved_by: 'agent',
+        receipt: cancelled.body.receipt,
+      });
+      const audit = await db.sql<Array<{ event: string; actor: string }>>`
+        select event, actor from actions.audit_events where request_id = ${created.body.id} order by id`;
+      expect(audit.map((e) => e.event).slice(0, 2)).toEqual(['created', 'cancelled']);
+      expect(audit[1]!.actor).toBe(`agent:${acct.agent_id}`);
+    });
+
     it('delivers the denial', async () => {
       const created = await create({ amount: null, action_type: 'communication', title: 'Send the memo' });
       expect(
