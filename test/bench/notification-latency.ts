@@ -20,7 +20,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function figures(name: string, samples: number[]): NotificationFigures {
+export function figures(name: string, samples: number[]): NotificationFigures {
   const sorted = samples.map((s) => Math.max(0, s)).sort((a, b) => a - b);
   return {
     name,
@@ -33,7 +33,11 @@ function figures(name: string, samples: number[]): NotificationFigures {
 }
 
 /** Runs `task` for 0..count-1 with `concurrency` workers. */
-async function inParallel(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+export async function inParallel(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {

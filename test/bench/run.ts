@@ -11,6 +11,7 @@ import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
 import { grantsBench } from './grants.js';
+import { hooksBench } from './hooks.js';
 import { receiptsCost } from './receipts.js';
 import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
@@ -23,6 +24,7 @@ const cases: BenchCase[] = [
   vaultBench,
   notifyBench,
   agentOutcomeBench,
+  hooksBench,
   scaleBench,
   metricsCost,
   receiptsCost,

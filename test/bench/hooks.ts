@@ -1,0 +1,310 @@
+// Coding-agent hooks (POST /hooks/claude-code). (1) A hook call a rule answers at once beside a plain POST /actions of
+// the same request that the same rule answers: both take turns (create, hook; hook, create) at 1 and at 16 at a time,
+// every request timed on its own (sub-millisecond), p50 and p99 and their ratio (goal: the hook within 1.2x of the
+// create); the services' own histograms say where the time went. (2) A hook call held pending: from the approve
+// call's response to the hook's HTTP answer, as agent-outcome.ts measures held waits (goal: p99 under 50 ms). On the
+// all-in-one process and on one process per service over NATS; there the agent's hook goes to a second gateway, so
+// the decision crosses NATS between replicas.
+import { readFileSync } from 'node:fs';
+import { newActionOfHook } from '@agent-auth/contracts';
+import { apiClient } from '../harness/http.js';
+import { parseExposition } from '../harness/prometheus-text.js';
+import { openEventStream } from '../harness/sse.js';
+import { type Stack, startStack, type StackMode } from '../harness/stack.js';
+import { type Figures, out, table, withDatabase, type BenchCase, type Infra } from './load.js';
+import { figures, inParallel, type NotificationFigures, notificationTable } from './notification-latency.js';
+import { pacedClient } from './paced-client.js';
+
+const SLICE_SECONDS = Number(process.env.BENCH_HOOKS_SLICE_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_HOOKS_ROUNDS ?? 2);
+const CONCURRENCY = (process.env.BENCH_HOOKS_CONCURRENCY ?? '1,16').split(',').map(Number);
+const HELD_REQUESTS = Number(process.env.BENCH_HOOKS_HELD ?? 120);
+const MODES = (process.env.BENCH_HOOKS_MODES ?? 'all-in-one,processes').split(',').map((m) => m.trim());
+/** How long after the device sees the request it approves: the hook's held wait is in place by then. */
+const PARK_MS = 20;
+const RATIO_GOAL = 1.2;
+const HELD_P99_GOAL_MS = 50;
+
+const READ = JSON.parse(
+  readFileSync(new URL('../fixtures/hooks/claude-code/pre-tool-use.read.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
+/** Each hook call has its own tool_use_id, or it would join the first call's request. */
+let calls = 0;
+const hookOfRead = () => JSON.stringify({ ...READ, tool_use_id: `toolu_bench_${process.pid}_${++calls}` });
+/** The plain create: the request the hook makes of the Read, as POST /actions takes it. */
+const CREATE_OF_READ = JSON.stringify(newActionOfHook('claude-code', READ as never, 290));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+
+/** One of the two requests under comparison. */
+interface Side {
+  label: string;
+  path: string;
+  body: () => string;
+  /** The series of the services' histograms that time this request (see stagesOf). */
+  route: string;
+  subject: string;
+}
+
+const SIDES: Side[] = [
+  {
+    label: 'POST /actions',
+    path: '/api/v1/actions',
+    body: () => CREATE_OF_READ,
+    route: '/api/v1/actions',
+    subject: 'actions.create',
+  },
+  {
+    label: 'POST /hooks/claude-code',
+    path: '/api/v1/hooks/claude-code',
+    body: hookOfRead,
+    route: '/api/v1/hooks/claude-code',
+    subject: 'actions.create_tool_call',
+  },
+];
+
+/** `concurrency` loops of one request after another for `seconds`; each request's latency in ms. */
+async function closedLoop(origin: string, apiKey: string, side: Side, concurrency: number, seconds: number) {
+  const client = pacedClient(origin, concurrency);
+  const headers = { 'x-api-key': apiKey };
+  const latencies: number[] = [];
+  let failed = 0;
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const bytes = client.request(side.path, headers, side.body());
+        const sent = performance.now();
+        const status = await client.send(bytes).catch(() => 0);
+        latencies.push(performance.now() - sent);
+        if (status !== 200) failed++;
+      }
+    }),
+  );
+  client.close();
+  return { latencies, failed };
+}
+
+/** Where a request's time went, by the services' own histograms: sum and count of each timed stage. */
+interface Stage {
+  name: string;
+  metricsUrl: string;
+  metric: string;
+  series: (side: Side) => Record<string, string>;
+}
+
+function stagesOf(stack: Stack): Stage[] {
+  const gateway = `${new URL(stack.baseUrl).origin}/metrics`;
+  const stages: Stage[] = [
+    {
+      name: 'gateway HTTP',
+      metricsUrl: gateway,
+      metric: 'agent_auth_http_request_duration_seconds',
+      series: (s) => ({ method: 'POST', route: s.route }),
+    },
+    {
+      name: 'bus round trip',
+      metricsUrl: gateway,
+      metric: 'agent_auth_bus_request_duration_seconds',
+      series: (s) => ({ subject: s.subject }),
+    },
+  ];
+  const port = /"service":"actions","metrics_port":(\d+)/.exec(stack.logs())?.[1];
+  if (stack.mode === 'processes' && port)
+    stages.push({
+      name: 'actions handler',
+      metricsUrl: `http://127.0.0.1:${port}/metrics`,
+      metric: 'agent_auth_bus_handled_duration_seconds',
+      series: (s) => ({ subject: s.subject }),
+    });
+  return stages;
+}
+
+/** A stage's summed seconds and count for one side's series, at this moment. */
+async function readStage(stage: Stage, side: Side): Promise<{ sum: number; count: number }> {
+  const text = await (await fetch(stage.metricsUrl)).text();
+  const wanted = Object.entries(stage.series(side));
+  let sum = 0;
+  let count = 0;
+  for (const { name, labels, value } of parseExposition(text).samples) {
+    if (!wanted.every(([k, v]) => labels[k] === v)) continue;
+    if (name === `${stage.metric}_sum`) sum += value;
+    if (name === `${stage.metric}_count`) count += value;
+  }
+  return { sum, count };
+}
+
+/** One side's figures at one concurrency: its slices pooled, and each stage's mean ms over them. */
+interface Measured extends Figures {
+  samples: Float64Array;
+  stageMeans: number[];
+}
+
+/** The two sides in turns (A B, B A, …) at one concurrency, after a warm-up slice of each. */
+async function inTurns(stack: Stack, apiKey: string, label: string, concurrency: number): Promise<Measured[]> {
+  const origin = new URL(stack.baseUrl).origin;
+  const stages = stagesOf(stack);
+  for (const side of SIDES) await closedLoop(origin, apiKey, side, concurrency, 1);
+  const pooled = SIDES.map(() => ({ latencies: [] as number[], failed: 0, seconds: 0 }));
+  const stageTotals = SIDES.map(() => stages.map(() => ({ sum: 0, count: 0 })));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      const before = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
+      const run = await closedLoop(origin, apiKey, SIDES[i]!, concurrency, SLICE_SECONDS);
+      const after = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
+      pooled[i]!.latencies.push(...run.latencies);
+      pooled[i]!.failed += run.failed;
+      pooled[i]!.seconds += SLICE_SECONDS;
+      for (const [j, total] of stageTotals[i]!.entries()) {
+        total.sum += after[j]!.sum - before[j]!.sum;
+        total.count += after[j]!.count - before[j]!.count;
+      }
+      await sleep(300); // the side's background work (the relay, the sealer) ends before the other's slice
+    }
+  }
+  return SIDES.map((side, i) => {
+    const samples = Float64Array.from(pooled[i]!.latencies).sort();
+    return {
+      name: `${label}, ${concurrency} at a time: ${side.label}`,
+      rps: samples.length / pooled[i]!.seconds,
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+      non2xx: pooled[i]!.failed,
+      errors: 0,
+      total: samples.length,
+      samples,
+      stageMeans: stageTotals[i]!.map((t) => (t.count ? (t.sum / t.count) * 1000 : Number.NaN)),
+    };
+  });
+}
+
+const mark = (ok: boolean) => (ok ? '✔' : '✘');
+
+/** The hook beside the create at one concurrency: each ratio with its goal mark, the added ms, and the stages. */
+function printRatio(stack: Stack, create: Measured, hook: Measured): void {
+  const ratio = (f: (m: Measured) => number) => f(hook) / f(create);
+  const part = (name: string, f: (m: Measured) => number) => {
+    const r = ratio(f);
+    return `${name} ${r.toFixed(2)} (+${(f(hook) - f(create)).toFixed(2)} ms) ${mark(r <= RATIO_GOAL)}`;
+  };
+  out(
+    `ratio ${hook.name.replace(/: .*/, '')} hook / create: ${part('p50', (m) => m.p50)}, ${part('p99', (m) => m.p99)} (goal <= ${RATIO_GOAL}); throughput ${ratio((m) => m.rps).toFixed(2)}`,
+  );
+  const stages = stagesOf(stack);
+  out(
+    `  mean ms per request, create / hook (the services' histograms): ${stages
+      .map((s, i) => `${s.name} ${create.stageMeans[i]!.toFixed(2)} / ${hook.stageMeans[i]!.toFixed(2)}`)
+      .join('; ')}`,
+  );
+}
+
+/** A hook call held pending, approved by the device: from the approve response to the hook's answer. */
+async function heldAnswers(stack: Stack, label: string, concurrency: number): Promise<NotificationFigures> {
+  const api = apiClient(stack.baseUrl);
+  const account = await api.newAccount();
+  const device = api.device(account.device_id);
+  await device.post('/account/plan', { plan: 'unlimited' });
+  const agentUrl = stack.mode === 'processes' ? await stack.addGateway() : stack.baseUrl;
+  const stream = await openEventStream(`${stack.baseUrl}/device/events`, { 'x-device-id': account.device_id });
+  const samples: number[] = [];
+  try {
+    await inParallel(HELD_REQUESTS, concurrency, async (i) => {
+      const command = `npm test -- --grep case-${i}`;
+      const input = { ...READ, tool_name: 'Bash', tool_input: { command }, tool_use_id: `toolu_held_${i}` };
+      const answer = fetch(`${agentUrl}/hooks/claude-code?timeout=30`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${account.api_key}` },
+        body: JSON.stringify(input),
+      }).then(async (r) => ({ at: performance.now(), status: r.status, body: (await r.json()) as any }));
+      const title = `Run: ${command}`;
+      const created = await stream.next((e) => e.event === 'action.created' && e.data.action.title === title);
+      const pending = await device.get('/pending');
+      const item = (pending.body.requests as any[]).find((r) => r.id === created.data.action.id);
+      await sleep(PARK_MS);
+      const approve = await device.post(`/actions/${item.id}/approve`, { content_hash: item.content_hash });
+      const approved = performance.now();
+      if (approve.status !== 200) throw new Error(`approve failed: ${approve.status} ${JSON.stringify(approve.body)}`);
+      const reply = await answer;
+      const decision = reply.body?.hookSpecificOutput?.permissionDecision;
+      if (reply.status !== 200 || decision !== 'allow') throw new Error(`hook answered ${JSON.stringify(reply.body)}`);
+      samples.push(reply.at - approved);
+    });
+  } finally {
+    stream.close();
+  }
+  return figures(`${label}, ${concurrency} at a time: approve → hook answer`, samples);
+}
+
+/** One stack: the account with its rule, the two sides in turns at each concurrency, then the held hooks. */
+async function onStack(infra: Infra, mode: StackMode, label: string, databaseUrl: string) {
+  const stack = await startStack({
+    mode,
+    databaseUrl,
+    natsUrl: infra.natsUrl,
+    name: 'bench-hooks',
+    env: { LOG_REQUESTS: 'false', DB_POOL_SIZE: '10', RATE_LIMITS: 'false' },
+  });
+  try {
+    const api = apiClient(stack.baseUrl);
+    const account = await api.newAccount();
+    const device = api.device(account.device_id);
+    await device.post('/account/plan', { plan: 'unlimited' });
+    const rule = { name: 'reads', decision: 'auto_approve', action_type: 'data_access', risk_level_max: 'low' };
+    const made = await device.post('/rules', rule);
+    if (made.status !== 200) throw new Error(`rule failed: ${made.status} ${JSON.stringify(made.body)}`);
+    await checkAnsweredAtOnce(stack.baseUrl, account.api_key);
+    const measured: Measured[][] = [];
+    for (const concurrency of CONCURRENCY) measured.push(await inTurns(stack, account.api_key, label, concurrency));
+    table(measured.flat());
+    for (const [create, hook] of measured) printRatio(stack, create!, hook!);
+    const held: NotificationFigures[] = [];
+    for (const concurrency of CONCURRENCY) held.push(await heldAnswers(stack, label, concurrency));
+    return held;
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** Both sides are what they claim: the rule approves the create, and the hook answers allow. */
+async function checkAnsweredAtOnce(baseUrl: string, apiKey: string): Promise<void> {
+  const post = (path: string, body: string) =>
+    fetch(`${baseUrl}${path.replace('/api/v1', '')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+      body,
+    }).then((r) => r.json() as Promise<any>);
+  const created = await post(SIDES[0]!.path, SIDES[0]!.body());
+  const hooked = await post(SIDES[1]!.path, SIDES[1]!.body());
+  if (created.status !== 'approved' || hooked.hookSpecificOutput?.permissionDecision !== 'allow')
+    throw new Error(`the rule did not answer: ${JSON.stringify(created)} ${JSON.stringify(hooked)}`);
+}
+
+export const hooksBench: BenchCase = {
+  name: 'hooks',
+  description:
+    'POST /hooks/claude-code a rule answers, beside POST /actions the same rule answers; approve → held hook answer',
+  async run(infra) {
+    out(
+      `(1) ${ROUNDS} rounds of ${SLICE_SECONDS} s slices each at ${CONCURRENCY.join(' and ')} at a time (after 1 s each to warm up); ` +
+        `an auto_approve rule (data_access, risk low) answers both: the hook's Read and the same request as a plain create`,
+    );
+    const held: NotificationFigures[] = [];
+    const modes: Array<[StackMode, string]> = [['all-in-one', '(a) all-in-one']];
+    if (infra.natsUrl) modes.push(['processes', '(b) processes']);
+    else out('(b) skipped: no NATS server reachable');
+    for (const [mode, label] of modes.filter(([m]) => MODES.includes(m)))
+      held.push(...(await withDatabase(infra, (url) => onStack(infra, mode, label, url))));
+    out();
+    out(
+      `(2) ${HELD_REQUESTS} hook calls held pending at each concurrency, each approved ${PARK_MS} ms after the device saw it; in (b) the hook goes to a second gateway`,
+    );
+    notificationTable(held, out);
+    for (const row of held)
+      out(
+        `p99 ${row.name}: ${row.p99.toFixed(1)} ms (goal < ${HELD_P99_GOAL_MS} ms) ${mark(row.p99 < HELD_P99_GOAL_MS)}`,
+      );
+  },
+};
