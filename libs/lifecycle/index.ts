@@ -7,6 +7,7 @@ export {
   type ServiceProcess,
   serveBusService,
 } from './service.js';
+export type { BusNeed, DatabaseNeed } from './connections.js';
 export { inFlightWork, type InFlightWork } from './in-flight-work.js';
 export { untilSignal } from './signals.js';
 export { startWakeLoop, type WakeLoop, type WakeLoopOptions } from './wake-loop.js';

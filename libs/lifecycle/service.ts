@@ -1,11 +1,12 @@
-import { type BoundHandler, type Bus, connectNatsBus, handle, type ServedService } from '@agent-auth/bus';
-import { type Config, loadConfig, metricsPortOf, requireSetting } from '@agent-auth/config';
+import { type BoundHandler, type Bus, handle, type ServedService } from '@agent-auth/bus';
+import { type Config, loadConfig, metricsPortOf } from '@agent-auth/config';
 import type { EndpointDef } from '@agent-auth/contracts';
-import { connectDatabase, migrate, type Sql } from '@agent-auth/db';
+import { migrate, type Sql } from '@agent-auth/db';
 import { createLogger, type Logger } from '@agent-auth/logging';
 import { startMetricsServer } from '@agent-auth/metrics';
+import { type BusNeed, connectNeededBus, connectNeededDatabase, type DatabaseNeed } from './connections.js';
 import { untilSignal } from './signals.js';
-import { exitOnStartupError, StartupError } from './startup-errors.js';
+import { exitOnStartupError } from './startup-errors.js';
 
 /** A running service: what its process stops (drains) on shutdown. */
 export interface Running {
@@ -31,10 +32,13 @@ export interface ServiceProcess {
   name: string;
   /** How its log says it is ready and stopped ("<title> ready"); the name by default. */
   title?: string;
-  /** Why the process needs Postgres, named when DATABASE_URL is missing; false when it needs none. */
-  database: string | false | ((config: Config) => string | false);
-  /** Why the process needs NATS, named when NATS_URL is missing. */
-  bus: string;
+  /**
+   * Why the process needs Postgres, named when DATABASE_URL is missing; false when it needs none; `embeddedIn`: an
+   * embedded Postgres kept in that folder when DATABASE_URL is not set.
+   */
+  database: DatabaseNeed;
+  /** Why the process needs NATS, named when NATS_URL is missing; `inProcessWithoutNats`: a bus inside the process then. */
+  bus: BusNeed;
   /** Serve GET /metrics on METRICS_PORT (default); off for a process that serves it on its own HTTP port. */
   metricsServer?: boolean;
   /** Checks the settings it cannot start without (e.g. parses its keyring) before anything connects. */
@@ -43,9 +47,10 @@ export interface ServiceProcess {
 }
 
 /**
- * The one shape of every service process: read the configuration, connect to Postgres and NATS, serve GET /metrics
- * on METRICS_PORT, start the service (which migrates and serves), wait for SIGINT/SIGTERM, stop it (draining what is
- * in flight), close the connections. A setting that is missing or wrong stops it with one line naming it.
+ * The one shape of every service process, the all-in-one included: read the configuration, connect to Postgres and
+ * NATS, serve GET /metrics on METRICS_PORT, start the service (which migrates and serves), wait for SIGINT/SIGTERM,
+ * stop it (draining what is in flight), close the connections. A setting that is missing or wrong stops it with one
+ * line naming it.
  */
 export async function runServiceProcess(spec: ServiceProcess): Promise<void> {
   exitOnStartupError(spec.name);
@@ -53,33 +58,20 @@ export async function runServiceProcess(spec: ServiceProcess): Promise<void> {
   spec.preflight?.(config);
   const title = spec.title ?? spec.name;
   const log = createLogger({ service: spec.name, level: config.LOG_LEVEL });
-  const databaseWhy = typeof spec.database === 'function' ? spec.database(config) : spec.database;
-  const sql = databaseWhy
-    ? connectDatabase(requireSetting(config, 'DATABASE_URL', databaseWhy), {
-        max: config.DB_POOL_SIZE,
-        applicationName: spec.name,
-      })
-    : undefined;
-  const natsUrl = requireSetting(config, 'NATS_URL', spec.bus);
-  const bus = await connectNatsBus({
-    url: natsUrl,
-    prefix: config.BUS_PREFIX,
-    timeoutMs: config.BUS_TIMEOUT_MS,
-    name: spec.name,
-    log,
-  }).catch((err: unknown) => {
-    throw new StartupError(`NATS_URL: no NATS server answers (${(err as Error).message})`);
-  });
+  const where = { config, log, name: spec.name };
+  const { sql, embedded } = await connectNeededDatabase(spec.database, where);
+  const bus = await connectNeededBus(spec.bus, where);
   if (spec.metricsServer ?? true)
     await startMetricsServer({ config: { ...config, METRICS_PORT: metricsPortOf(config, spec.name) }, log });
   try {
     const service = await spec.start({ config, log, bus, sql });
-    log.info(`${title} ready`);
+    log.info({ bus: bus.kind, database: embedded ? 'embedded' : sql ? 'external' : 'none' }, `${title} ready`);
     await untilSignal(log);
     await service.stop();
   } finally {
     await bus.close();
     await sql?.end({ timeout: 5 });
+    await embedded?.stop();
     log.info(`${title} stopped`);
   }
 }
