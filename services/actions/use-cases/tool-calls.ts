@@ -16,7 +16,9 @@ interface Deps {
 /**
  * A coding agent's hook asks whether a tool may run: a retried call (same key within ten minutes, not cancelled)
  * joins the request its first call made; otherwise it is created like any request (rules, limits and grants
- * first) and remembered under its key.
+ * first) and, when it is left to the holder, remembered under its key. One a rule, a limit or a grant decided at
+ * once is not: a retry of it is decided again the same way, and the routine call spares the remembering's own
+ * commit (a plain create's shares its statement with others).
  */
 export function createToolCalls(deps: Deps) {
   const { toolCalls, create, expiry, metadata } = deps;
@@ -27,12 +29,13 @@ export function createToolCalls(deps: Deps) {
       return { joined: true, action: toActionView(row, metadata.open(row), metadata.openUpdatedInput(row)) };
     }
     const action = await create(call, ctx);
-    await toolCalls.record({
-      request_id: action.id,
-      agent_id: call.agent.agent_id,
-      join_key: call.join_key,
-      client: call.client,
-    });
+    if (action.status === 'pending')
+      await toolCalls.record({
+        request_id: action.id,
+        agent_id: call.agent.agent_id,
+        join_key: call.join_key,
+        client: call.client,
+      });
     return { joined: false, action };
   };
 }

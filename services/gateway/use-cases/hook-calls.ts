@@ -77,22 +77,26 @@ export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
       },
       { requestId },
     );
+    // Decided already (by a rule, a limit or a grant, or the joined request by its holder): the answer is complete,
+    // edited input included, so it is answered at once without another request to the actions service.
+    if (created.action.status !== 'pending')
+      return hookAnswer(call.client, input.hook_event_name, verdictOf(created.action, query));
     const id = created.action.id;
     const read = () => bus.request(actionsEndpoints.get, { agent, id }, { requestId });
-    let final =
-      created.action.status === 'pending'
-        ? await holdWhilePending({
-            registry: waits,
-            requestId: id,
-            seconds: query.timeout,
-            // The create's answer is the first read; later ones (an expiry to see) ask again.
-            read: (() => {
-              let first = true;
-              return () => (first ? ((first = false), Promise.resolve(created.action)) : read());
-            })(),
-            onClientGone: call.onClientGone,
-          })
-        : created.action;
+    // The create's answer is the first read; later ones (an expiry to see) ask again.
+    let unread = true;
+    const readHeld = () => {
+      if (!unread) return read();
+      unread = false;
+      return Promise.resolve(created.action);
+    };
+    let final = await holdWhilePending({
+      registry: waits,
+      requestId: id,
+      seconds: query.timeout,
+      read: readHeld,
+      onClientGone: call.onClientGone,
+    });
     if (final.status === 'pending') {
       const after = await cancel(agent, id, requestId);
       // Decided in the moment before the cancel: that decision stands.
