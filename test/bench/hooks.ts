@@ -11,6 +11,7 @@ import { apiClient } from '../harness/http.js';
 import { parseExposition } from '../harness/prometheus-text.js';
 import { openEventStream } from '../harness/sse.js';
 import { type Stack, startStack, type StackMode } from '../harness/stack.js';
+import { databaseProbe } from './db-stats.js';
 import { type Figures, out, table, withDatabase, type BenchCase, type Infra } from './load.js';
 import { figures, inParallel, type NotificationFigures, notificationTable } from './notification-latency.js';
 import { pacedClient } from './paced-client.js';
@@ -136,33 +137,48 @@ async function readStage(stage: Stage, side: Side): Promise<{ sum: number; count
   return { sum, count };
 }
 
-/** One side's figures at one concurrency: its slices pooled, and each stage's mean ms over them. */
+/** One side's figures at one concurrency: its slices pooled, each stage's mean ms and Postgres's work over them. */
 interface Measured extends Figures {
-  samples: Float64Array;
   stageMeans: number[];
+  /** Per request: transactions committed (a read outside a transaction is one too) and rows inserted. */
+  commits: number;
+  inserted: number;
 }
 
 /** The two sides in turns (A B, B A, …) at one concurrency, after a warm-up slice of each. */
-async function inTurns(stack: Stack, apiKey: string, label: string, concurrency: number): Promise<Measured[]> {
+async function inTurns(
+  stack: Stack,
+  databaseUrl: string,
+  apiKey: string,
+  label: string,
+  concurrency: number,
+): Promise<Measured[]> {
   const origin = new URL(stack.baseUrl).origin;
   const stages = stagesOf(stack);
   for (const side of SIDES) await closedLoop(origin, apiKey, side, concurrency, 1);
-  const pooled = SIDES.map(() => ({ latencies: [] as number[], failed: 0, seconds: 0 }));
+  const pooled = SIDES.map(() => ({ latencies: [] as number[], failed: 0, seconds: 0, commits: 0, inserted: 0 }));
   const stageTotals = SIDES.map(() => stages.map(() => ({ sum: 0, count: 0 })));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) {
+      const database = databaseProbe(databaseUrl);
+      database.start();
       const before = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
       const run = await closedLoop(origin, apiKey, SIDES[i]!, concurrency, SLICE_SECONDS);
       const after = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
-      pooled[i]!.latencies.push(...run.latencies);
-      pooled[i]!.failed += run.failed;
-      pooled[i]!.seconds += SLICE_SECONDS;
+      // Waits for Postgres to report the slice's counts: the side's background work (the relay, the sealer) ends
+      // meanwhile, before the other side's slice.
+      const work = await database.perRequest(1);
+      const side = pooled[i]!;
+      side.latencies.push(...run.latencies);
+      side.failed += run.failed;
+      side.seconds += SLICE_SECONDS;
+      side.commits += work.commits;
+      side.inserted += work.inserted;
       for (const [j, total] of stageTotals[i]!.entries()) {
         total.sum += after[j]!.sum - before[j]!.sum;
         total.count += after[j]!.count - before[j]!.count;
       }
-      await sleep(300); // the side's background work (the relay, the sealer) ends before the other's slice
     }
   }
   return SIDES.map((side, i) => {
@@ -175,7 +191,8 @@ async function inTurns(stack: Stack, apiKey: string, label: string, concurrency:
       non2xx: pooled[i]!.failed,
       errors: 0,
       total: samples.length,
-      samples,
+      commits: pooled[i]!.commits / samples.length,
+      inserted: pooled[i]!.inserted / samples.length,
       stageMeans: stageTotals[i]!.map((t) => (t.count ? (t.sum / t.count) * 1000 : Number.NaN)),
     };
   });
@@ -188,16 +205,19 @@ function printRatio(stack: Stack, create: Measured, hook: Measured): void {
   const ratio = (f: (m: Measured) => number) => f(hook) / f(create);
   const part = (name: string, f: (m: Measured) => number) => {
     const r = ratio(f);
-    return `${name} ${r.toFixed(2)} (+${(f(hook) - f(create)).toFixed(2)} ms) ${mark(r <= RATIO_GOAL)}`;
+    const added = f(hook) - f(create);
+    return `${name} ${r.toFixed(2)} (${added >= 0 ? '+' : ''}${added.toFixed(2)} ms) ${mark(r <= RATIO_GOAL)}`;
   };
   out(
     `ratio ${hook.name.replace(/: .*/, '')} hook / create: ${part('p50', (m) => m.p50)}, ${part('p99', (m) => m.p99)} (goal <= ${RATIO_GOAL}); throughput ${ratio((m) => m.rps).toFixed(2)}`,
   );
-  const stages = stagesOf(stack);
+  const stages = stagesOf(stack)
+    .map((s, i) => `${s.name} ${create.stageMeans[i]!.toFixed(2)} / ${hook.stageMeans[i]!.toFixed(2)}`)
+    .join('; ');
+  out(`  mean ms per request, create / hook (the services' histograms): ${stages}`);
+  const per = (f: (m: Measured) => number) => `${f(create).toFixed(2)} / ${f(hook).toFixed(2)}`;
   out(
-    `  mean ms per request, create / hook (the services' histograms): ${stages
-      .map((s, i) => `${s.name} ${create.stageMeans[i]!.toFixed(2)} / ${hook.stageMeans[i]!.toFixed(2)}`)
-      .join('; ')}`,
+    `  postgres per request, create / hook: commits ${per((m) => m.commits)}, rows inserted ${per((m) => m.inserted)}`,
   );
 }
 
@@ -257,7 +277,8 @@ async function onStack(infra: Infra, mode: StackMode, label: string, databaseUrl
     if (made.status !== 200) throw new Error(`rule failed: ${made.status} ${JSON.stringify(made.body)}`);
     await checkAnsweredAtOnce(stack.baseUrl, account.api_key);
     const measured: Measured[][] = [];
-    for (const concurrency of CONCURRENCY) measured.push(await inTurns(stack, account.api_key, label, concurrency));
+    for (const concurrency of CONCURRENCY)
+      measured.push(await inTurns(stack, databaseUrl, account.api_key, label, concurrency));
     table(measured.flat());
     for (const [create, hook] of measured) printRatio(stack, create!, hook!);
     const held: NotificationFigures[] = [];
