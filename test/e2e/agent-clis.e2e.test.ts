@@ -251,6 +251,8 @@ describe.skipIf(skip)(
           expect(item.metadata).toMatchObject({ source: 'codex', hook_event_name: 'PreToolUse', tool_name: 'Bash' });
           expect(run.exitCode, run.stderr).toBe(0);
           expect(existsSync(join(run.workDir, 'approved.txt'))).toBe(true);
+          // With plugins and analytics off, Codex too stays on loopback.
+          expect(egress.attempts).toEqual([]);
         } finally {
           await model.close();
         }

@@ -186,6 +186,11 @@ export async function runCodex(options: CodexRun): Promise<CliRun> {
       'model_provider = "scripted"',
       'approval_policy = "never"',
       'sandbox_mode = "danger-full-access"',
+      // Without these Codex syncs its curated plugins (github.com, chatgpt.com) and sends analytics at start.
+      '[features]',
+      'plugins = false',
+      '[analytics]',
+      'enabled = false',
       '[model_providers.scripted]',
       'name = "Scripted"',
       `base_url = "${options.modelBaseUrl}"`,
