@@ -3,6 +3,7 @@
 import { ApiError, NetworkError, deviceApi } from './api.js';
 import { GRANT_DURATIONS, confirmReasons, grantOf, grantState, money, parseRoute, quorumText } from './format.js';
 import { linkedFirst } from './links.js';
+import { sessionGrantWords, toolCallOf } from './tool-calls.js';
 import { assertBatch, assertDecision, createPasskey, passkeysSupported } from './passkeys.js';
 import { clearNotification, disablePush, enablePush, pushState, registerServiceWorker } from './push.js';
 import {
@@ -32,10 +33,16 @@ const features = { grants: false };
 /** Requests ticked for a batch decision; the batch under review ({decision}) or null. */
 const selected = new Set();
 let review = null;
-/** Critical or irreversible requests whose approval waits for the holder's second "yes". */
-const confirming = new Set();
+/** Critical or irreversible requests whose approval waits for the holder's second "yes", with what it would send. */
+const confirming = new Map();
 /** "Allow similar for…" choices per request, kept while the list is redrawn. */
 const grantDrafts = new Map();
+/** A tool call's answers in the making (session prefix, edited input, note) per request, kept across redraws. */
+const toolDrafts = new Map();
+/** How requests left pending while this page was open (from the event stream), so a link to one can say. */
+const settled = new Map();
+/** The request shown in full and what it was drawn from: redrawn only when that changes, so typing is not lost. */
+let shownDetail = null;
 /** Quorum requests this device has already approved (kept in this browser, so the button says so). */
 const MINE = 'agent-auth-quorum-approved';
 const mine = new Set(JSON.parse(localStorage.getItem(MINE) ?? '[]'));
@@ -79,28 +86,58 @@ function cardOptions(item, { selectable = false, detail = false } = {}) {
     onSelect: selectable ? toggleSelected : undefined,
     mine: mine.has(item.id),
     confirming: confirming.has(item.id),
-    onConfirm: (it, button) => decide(it, 'approve', button, true),
+    confirmingWhat: confirmingWords(confirming.get(item.id)),
+    onConfirm: (it, button) => decide(it, 'approve', button, confirming.get(it.id), true),
     onCancel: (it) => {
       confirming.delete(it.id);
       redraw();
       document.querySelector(`[data-request="${CSS.escape(it.id)}"] button.approve`)?.focus();
     },
-    grantDraft: detail && features.grants ? draftOf(item.id) : undefined,
+    grantDraft: detail && features.grants ? draftOf(grantDrafts, item.id) : undefined,
+    toolDraft: detail ? draftOf(toolDrafts, item.id) : undefined,
   };
 }
 
-function draftOf(id) {
-  if (!grantDrafts.has(id)) grantDrafts.set(id, {});
-  return grantDrafts.get(id);
+function draftOf(drafts, id) {
+  if (!drafts.has(id)) drafts.set(id, {});
+  return drafts.get(id);
+}
+
+/** What an approval waiting for its second "yes" would do besides approving, in words for the question. */
+function confirmingWords(extra) {
+  if (extra?.updated_input) return 'with your changes';
+  if (extra?.grant?.match) return 'and allow it for this session';
+  return '';
+}
+
+/** The grant an approval creates: the one a tool call's choice made, else "Allow similar for…" on the detail view. */
+function grantToSend(item, extra) {
+  if (extra.grant) return extra.grant;
+  if (route.view !== 'request' || toolCallOf(item)) return null;
+  return grantOf(grantDrafts.get(item.id) ?? {});
+}
+
+/** The confirmation message of a decision, with what came with it and whether its receipt verifies. */
+async function decidedText(item, result, { grant, extra }) {
+  const call = toolCallOf(item);
+  const verb =
+    result.status === 'approved' ? (extra.updated_input ? 'Approved with your changes' : 'Approved') : 'Denied';
+  const parts = [`${verb}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}`];
+  if (grant?.match && call)
+    parts.push(`${sessionGrantWords(call, grant)} allowed for ${grantWords(grant, item.currency)}`);
+  else if (grant) parts.push(`similar requests allowed for ${grantWords(grant, item.currency)}`);
+  if (extra.reason) parts.push('your note goes to the agent');
+  return `${parts.join(' — ')}${await receiptVerdict(result.receipt)}`;
 }
 
 /**
  * Approves or denies: through this phone's passkey when the device has one, signed when it has a key. A critical or
  * irreversible request is approved only after a second, explicit "yes" (the confirmation shown in its place).
+ * `extra` is what a tool call's answer adds: a session `grant`, an `updated_input`, or a deny's `reason`.
  */
-async function decide(item, decision, button, confirmed = false) {
+async function decide(item, decision, button, extra = {}, confirmed = false) {
   if (decision === 'approve' && !confirmed && confirmReasons(item).length) {
-    confirming.add(item.id);
+    confirming.set(item.id, extra);
     redraw();
     document.getElementById(`confirm-${item.id}`)?.focus();
     return;
@@ -113,8 +150,10 @@ async function decide(item, decision, button, confirmed = false) {
     if (item.content_hash) body.content_hash = item.content_hash;
     const totp = $('totp-code').value.trim();
     if (decision === 'approve' && totp) body.totp_code = totp;
-    const grant = decision === 'approve' && route.view === 'request' ? grantOf(grantDrafts.get(item.id) ?? {}) : null;
+    const grant = decision === 'approve' ? grantToSend(item, extra) : null;
     if (grant) body.grant = grant;
+    if (decision === 'approve' && extra.updated_input) body.updated_input = extra.updated_input;
+    if (decision === 'deny' && extra.reason) body.reason = extra.reason;
     const input = { requestId: item.id, decision, contentHash: item.content_hash };
     if (passkeys.length) {
       say('Confirm with your passkey…');
@@ -132,6 +171,7 @@ async function decide(item, decision, button, confirmed = false) {
     $('totp-code').value = '';
     confirming.delete(item.id);
     grantDrafts.delete(item.id);
+    toolDrafts.delete(item.id);
     if (result.status === 'pending' && result.quorum) {
       // A quorum request: this device's approval is counted, and it waits for another device.
       mine.add(item.id);
@@ -139,9 +179,7 @@ async function decide(item, decision, button, confirmed = false) {
       say(`Your approval is counted: ${quorumText(result.quorum)} for "${result.title}". It waits for another device.`);
     } else {
       clearNotification(item.id);
-      say(
-        `${result.status === 'approved' ? 'Approved' : 'Denied'}: ${result.title}${result.user_verified ? ' (verified with your passkey)' : ''}${grant ? ` — similar requests allowed for ${grantWords(grant, item.currency)}` : ''}${await receiptVerdict(result.receipt)}`,
-      );
+      say(await decidedText(item, result, { grant, extra }));
     }
     if (route.view === 'request') location.hash = '#/requests';
     else await loadPending();
@@ -282,7 +320,8 @@ async function loadPending() {
   pending = new Map(requests.map((r) => [r.id, r]));
   pendingRead = true;
   // What is no longer waiting leaves the batch, the confirmations and this device's quorum list.
-  for (const set of [selected, confirming, mine]) for (const id of set) if (!pending.has(id)) set.delete(id);
+  for (const set of [selected, confirming, mine, grantDrafts, toolDrafts])
+    for (const id of [...set.keys()]) if (!pending.has(id)) set.delete(id);
   keepMine();
   $('pending-count').textContent = requests.length ? `(${requests.length})` : '';
   redraw();
@@ -299,23 +338,44 @@ function renderPending() {
   renderReview();
 }
 
-/** The linked request in full, and below it whatever else is waiting. */
+/** The linked request in full (kept as drawn while nothing about it changed), and below it what else is waiting. */
 function renderRequest() {
   const { requests, found } = linkedFirst([...pending.values()], route.id);
   const others = found ? requests.slice(1) : requests;
-  $('request-body').replaceChildren(
-    found
-      ? requestDetail(requests[0], decide, cardOptions(requests[0], { detail: true }))
-      : pendingRead
-        ? requestGone(route.id)
-        : el('p', { className: 'empty muted', textContent: 'Loading this request…' }),
-    ...(others.length
-      ? [
-          el('h2', { className: 'also', textContent: `Also waiting (${others.length})` }),
-          el('ul', { className: 'cards' }, ...others.map((item) => pendingCard(item, decide, cardOptions(item)))),
-        ]
-      : []),
+  const main = found
+    ? detailOf(requests[0])
+    : pendingRead
+      ? requestGone(route.id, settled.get(route.id))
+      : el('p', { className: 'empty muted', textContent: 'Loading this request…' });
+  const rest = el(
+    'div',
+    {},
+    others.length ? el('h2', { className: 'also', textContent: `Also waiting (${others.length})` }) : null,
+    others.length
+      ? el('ul', { className: 'cards' }, ...others.map((item) => pendingCard(item, decide, cardOptions(item))))
+      : null,
   );
+  const body = $('request-body');
+  if (body.firstChild === main) body.lastChild.replaceWith(rest);
+  else body.replaceChildren(main, rest);
+}
+
+/**
+ * The detail of a request: the one on the page when it shows the same request in the same state (so a field being
+ * typed in keeps its focus and text when another request arrives), else drawn afresh.
+ */
+function detailOf(item) {
+  const key = JSON.stringify([
+    item.id,
+    item.content_hash,
+    item.quorum,
+    confirming.has(item.id),
+    mine.has(item.id),
+    features.grants,
+  ]);
+  if (shownDetail?.key !== key || !shownDetail.node.isConnected)
+    shownDetail = { key, node: requestDetail(item, decide, cardOptions(item, { detail: true })) };
+  return shownDetail.node;
 }
 
 /** An empty list's state: what it is for, and how something gets into it. */
@@ -682,6 +742,25 @@ function wireForms() {
   };
 }
 
+/**
+ * A request left pending (decided anywhere, expired, or withdrawn by its agent): it leaves the lists at once, before
+ * the pending list is read again, and the holder looking at it is told why.
+ */
+function settle(action) {
+  if (!action?.id) return;
+  clearNotification(action.id);
+  settled.set(action.id, action);
+  const item = pending.get(action.id);
+  if (!item) return;
+  pending.delete(action.id);
+  selected.delete(action.id);
+  confirming.delete(action.id);
+  if (action.status === 'cancelled')
+    say(`${toolCallOf(item)?.agent ?? 'The agent'} withdrew "${item.title}": there is nothing to decide.`);
+  $('pending-count').textContent = pending.size ? `(${pending.size})` : '';
+  redraw();
+}
+
 /** Keeps the pending list current from the account's event stream, reconnecting after a drop. */
 async function followEvents() {
   const abort = new AbortController();
@@ -689,7 +768,7 @@ async function followEvents() {
     try {
       $('live').textContent = '● Live';
       await api.streamEvents((event) => {
-        if (event.type === 'action.resolved') clearNotification(event.action?.id);
+        if (event.type === 'action.resolved') settle(event.action);
         void loadPending().catch(() => undefined);
       }, abort.signal);
     } catch {

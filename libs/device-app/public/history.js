@@ -5,7 +5,7 @@
 import { el, facts } from './views.js';
 import { auditEventHash, verifyChain, verifyReceipt } from './verify.js';
 
-const RESOLUTIONS = new Set(['approved', 'denied', 'expired']);
+const RESOLUTIONS = new Set(['approved', 'denied', 'expired', 'cancelled']);
 const RECENT = 300;
 let keys;
 
@@ -23,6 +23,7 @@ export async function receiptKeys() {
 /** Who resolved a request and how, in words, from its verified receipt. */
 export function resolvedByText(claims) {
   const by = claims.resolved_by ?? '';
+  if (claims.status === 'cancelled') return 'Cancelled by the agent';
   if (by === 'system') return 'Expired: nobody answered in time';
   if (by.startsWith('rule:')) return `Rule "${by.slice(5)}" ${claims.status === 'approved' ? 'approved' : 'denied'} it`;
   if (by.startsWith('grant:')) return `Approved by standing grant ${by.slice('grant:'.length)}`;
@@ -35,7 +36,9 @@ export function resolvedByText(claims) {
       user: 'by hand',
     }[by] ?? by;
   const signed = claims.device_signature ? ', signed by the device key' : '';
-  return `${claims.status === 'approved' ? 'Approved' : 'Denied'} on device ${claims.device_id} (${how}${signed})`;
+  const verb =
+    claims.status === 'approved' ? (claims.updated_input_hash ? 'Approved with changes' : 'Approved') : 'Denied';
+  return `${verb} on device ${claims.device_id} (${how}${signed})`;
 }
 
 /** A receipt's verdict line: verified (with its key), or why not. */
@@ -91,7 +94,13 @@ async function resolutionCard(api, event) {
     el('h3', {
       textContent: `${event.type[0].toUpperCase()}${event.type.slice(1)}: ${claims?.action_type?.replace('_', ' ') ?? 'request'}${amount ? ` ${amount}` : ''}`,
     }),
-    el('p', { textContent: claims ? resolvedByText(claims) : `By ${event.actor}` }),
+    el('p', {
+      textContent: claims
+        ? resolvedByText(claims)
+        : event.type === 'cancelled'
+          ? 'Cancelled by the agent'
+          : `By ${event.actor}`,
+    }),
     node,
     facts([
       ['When', new Date(event.at).toLocaleString()],

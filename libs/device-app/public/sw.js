@@ -1,6 +1,6 @@
 // The device app's service worker: keeps the app shell for offline starts, shows a pending request as a notification
 // (title, amount, risk) that opens that request, and clears it once the request is settled.
-const CACHE = 'agent-auth-shell-v1';
+const CACHE = 'agent-auth-shell-v2';
 const SHELL = [
   '/app/',
   '/app/app.js',
@@ -11,6 +11,9 @@ const SHELL = [
   '/app/format.js',
   '/app/links.js',
   '/app/views.js',
+  '/app/dom.js',
+  '/app/tool-calls.js',
+  '/app/tool-views.js',
   '/app/verify.js',
   '/app/history.js',
   '/app/style.css',

@@ -11,17 +11,9 @@ import {
   requestHash,
   riskBadge,
 } from './format.js';
-
-/** A DOM element with properties and children. */
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k.startsWith('aria-') || k.startsWith('data-') || k === 'role' || k === 'datetime') node.setAttribute(k, v);
-    else node[k] = v;
-  }
-  for (const c of children) if (c !== null && c !== undefined && c !== false) node.append(c);
-  return node;
-}
+import { el, facts } from './dom.js';
+import { toolCallOf } from './tool-calls.js';
+import { moreChoicesLink, toolChoices, toolFacts, toolPreview, toolWhere } from './tool-views.js';
 
 /** The countdown element of a request; tick() keeps every one current. */
 function countdownOf(item) {
@@ -52,15 +44,12 @@ export function tick(now = Date.now()) {
     node.textContent = relativeTime(node.getAttribute('datetime'), now);
 }
 
-function facts(pairs) {
-  const dl = el('dl', { className: 'facts' });
-  for (const [k, v] of pairs)
-    if (v !== null && v !== undefined && v !== '')
-      dl.append(el('dt', { textContent: k }), el('dd', { textContent: String(v) }));
-  return dl;
-}
-
+/**
+ * The top of a request: who asks (for a tool call the coding agent, "Claude Code", and below the summary the tool
+ * and its folder), when, the title, the amount, the risk and the time left.
+ */
 function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
+  const call = toolCallOf(item);
   const title = linked ? el('a', { href: requestHash(item.id), textContent: item.title }) : item.title;
   const headingProps = headingId ? { className: 'title', id: headingId, tabIndex: -1 } : { className: 'title' };
   const badge = riskBadge(item.risk_level);
@@ -69,7 +58,7 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
     el(
       'p',
       { className: 'agent' },
-      el('span', { className: 'agent-name', textContent: item.agent_name || item.agent_id }),
+      el('span', { className: 'agent-name', textContent: call?.agent ?? (item.agent_name || item.agent_id) }),
       ' · ',
       el('time', {
         className: 'relative',
@@ -86,6 +75,7 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
       el('span', { className: badge.className, textContent: badge.text }),
       countdownOf(item),
     ),
+    call ? toolWhere(call) : null,
   ];
 }
 
@@ -125,7 +115,7 @@ export function quorumProgress(item, mine = false) {
 }
 
 /** The second "yes" a critical or irreversible request asks for before it is approved. */
-function confirmation(item, { onConfirm, onCancel }) {
+function confirmation(item, { onConfirm, onCancel, confirmingWhat }) {
   const titleId = `confirm-${item.id}`;
   const yes = el('button', {
     type: 'button',
@@ -144,7 +134,7 @@ function confirmation(item, { onConfirm, onCancel }) {
       className: 'confirm-title',
       id: titleId,
       tabIndex: -1,
-      textContent: `Approve this? Take a second look: ${reasons.join(' and ')}.`,
+      textContent: `Approve this${confirmingWhat ? ` ${confirmingWhat}` : ''}? Take a second look: ${reasons.join(' and ')}.`,
     }),
     el('div', { className: 'actions' }, yes, no),
   );
@@ -185,13 +175,16 @@ function selectBox(item, opts) {
 
 /** One card of the pending list: the essentials, a link to the whole request, approve and deny. */
 export function pendingCard(item, onDecide, opts = {}) {
+  const call = toolCallOf(item);
   return el(
     'li',
     { className: `card risk-${item.risk_level}`, 'data-request': item.id },
     ...headline(item, { linked: true }),
+    call ? toolPreview(item, call) : null,
     quorumProgress(item, opts.mine),
     selectBox(item, opts),
     decisionButtons(item, onDecide, opts),
+    call && !opts.confirming && !opts.mine ? moreChoicesLink(item, call) : null,
   );
 }
 
@@ -240,12 +233,20 @@ function grantChoice(item, draft) {
   return details;
 }
 
-/** Everything about a request beyond its headline: why it asks for care, description, facts, metadata. */
-function requestFacts(item) {
-  const metadata = Object.keys(item.metadata ?? {}).length ? JSON.stringify(item.metadata, null, 1) : null;
+/**
+ * Everything about a request beyond its headline: why it asks for care, description, facts, metadata; for a tool
+ * call, its tool input in full under headings of `level`.
+ */
+function requestFacts(item, level = 'h3') {
+  const call = toolCallOf(item);
   const reasons = confirmReasons(item);
+  const care = reasons.length
+    ? el('p', { className: 'warning', textContent: `Take care: ${reasons.join(' and ')}.` })
+    : null;
+  if (call) return [care, ...toolFacts(item, call, level)];
+  const metadata = Object.keys(item.metadata ?? {}).length ? JSON.stringify(item.metadata, null, 1) : null;
   return [
-    reasons.length ? el('p', { className: 'warning', textContent: `Take care: ${reasons.join(' and ')}.` }) : null,
+    care,
     item.description ? el('p', { className: 'description', textContent: item.description }) : null,
     facts([
       ['Type', item.action_type.replace('_', ' ')],
@@ -262,16 +263,22 @@ function requestFacts(item) {
   ];
 }
 
-/** The whole request, as its deep link (/app/#/requests/{id}) shows it, with "Allow similar for…" on approve. */
+/**
+ * The whole request, as its deep link (/app/#/requests/{id}) shows it, with "Allow similar for…" on approve; a tool
+ * call with its own answers instead (allow for this session, approve with changes, deny with a note).
+ */
 export function requestDetail(item, onDecide, opts = {}) {
+  const call = toolCallOf(item);
+  const open = !opts.mine && !opts.confirming;
   return el(
     'article',
     { className: `card detail risk-${item.risk_level}`, 'data-request': item.id, 'aria-labelledby': 'request-heading' },
     ...headline(item, { heading: 'h2', headingId: 'request-heading' }),
     ...requestFacts(item),
     quorumProgress(item, opts.mine),
-    opts.grantDraft && !opts.mine && !opts.confirming ? grantChoice(item, opts.grantDraft) : null,
+    !call && opts.grantDraft && open ? grantChoice(item, opts.grantDraft) : null,
     decisionButtons(item, onDecide, opts),
+    call && opts.toolDraft && open ? toolChoices(item, call, opts.toolDraft, onDecide) : null,
   );
 }
 
@@ -281,7 +288,7 @@ export function reviewItem(item, mine = false) {
     'li',
     { className: `card detail risk-${item.risk_level}`, 'data-review': item.id },
     ...headline(item, { heading: 'h4' }),
-    ...requestFacts(item),
+    ...requestFacts(item, 'h5'),
     quorumProgress(item, mine),
   );
 }
@@ -331,15 +338,28 @@ export function grantCard(grant, agentName, onRevoke, now = Date.now()) {
   );
 }
 
-/** What the deep link shows when the request is not waiting any more (or was never this account's). */
-export function requestGone(id) {
+/** How a request that left pending while the page was open ended, in words. */
+const OUTCOME_TEXT = {
+  approved: 'It was approved.',
+  denied: 'It was denied.',
+  expired: 'It expired: nobody answered in time.',
+  cancelled: 'Cancelled by the agent: it withdrew the request (or stopped waiting for the answer).',
+};
+
+/**
+ * What the deep link shows when the request is not waiting any more (or was never this account's); `outcome` when
+ * the page saw it leave pending (`action.resolved` with its status).
+ */
+export function requestGone(id, outcome) {
   return el(
     'div',
     { className: 'empty' },
     el('p', { className: 'empty-title', textContent: 'This request is not waiting any more.' }),
     el('p', {
       className: 'muted',
-      textContent: `It was approved, denied or expired, or it belongs to another account (${id}).`,
+      textContent:
+        OUTCOME_TEXT[outcome?.status] ??
+        `It was approved, denied or expired, or it belongs to another account (${id}).`,
     }),
   );
 }
@@ -351,4 +371,4 @@ export function row(text, label, onDelete) {
   return el('li', {}, el('span', { textContent: text }), remove);
 }
 
-export { facts };
+export { el, facts };
