@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
-import { ensureAgentClis, runClaudeCode, runCodex } from '../harness/scripted-agent-clis.js';
+import { ensureAgentClis, removeCliHomes, runClaudeCode, runCodex } from '../harness/scripted-agent-clis.js';
 import {
   type AnthropicScript,
   startScriptedAnthropicModel,
@@ -76,6 +76,7 @@ describe.skipIf(skip)(
       egress = await startEgressRecorder();
     });
     afterAll(async () => {
+      removeCliHomes();
       await egress?.close();
       await stack?.stop();
       await db?.drop();

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +17,19 @@ const CACHE = join(
   `claude-${AGENT_CLI_VERSIONS.claudeCode}-codex-${AGENT_CLI_VERSIONS.codex}`,
 );
 const run = promisify(execFile);
+const homes: string[] = [];
+
+/** A fresh home folder for one CLI run (its config, sessions and working directory); removed by removeCliHomes. */
+function newHome(prefix: string): string {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  homes.push(home);
+  return home;
+}
+
+/** Removes the home folders of every CLI run so far (call once the runs' files have been checked). */
+export function removeCliHomes(): void {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+}
 
 export interface AgentClis {
   claudeCode: string;
@@ -108,7 +121,7 @@ export interface ClaudeCodeRun {
  * so it runs the SDK's stream-json mode with `--permission-prompt-tool stdio` (plain `-p` never asks: it denies).
  */
 export async function runClaudeCode(options: ClaudeCodeRun): Promise<CliRun> {
-  const home = mkdtempSync(join(tmpdir(), 'claude-code-home-'));
+  const home = newHome('claude-code-home-');
   const workDir = options.workDir ?? join(home, 'work');
   mkdirSync(workDir, { recursive: true });
   const settingsPath = join(home, 'settings.json');
@@ -169,7 +182,7 @@ export interface CodexRun {
  * sets it up (Codex has no http hooks): a failed call exits 2, which Codex reads as a block, so the hook fails closed.
  */
 export async function runCodex(options: CodexRun): Promise<CliRun> {
-  const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
+  const home = newHome('codex-home-');
   const workDir = join(home, 'work');
   const codexHome = join(home, '.codex');
   mkdirSync(workDir, { recursive: true });
