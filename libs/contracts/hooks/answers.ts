@@ -41,7 +41,9 @@ function codexAnswer(event: HookEvent, verdict: HookVerdict): Record<string, unk
       const output = { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: verdict.updated_input };
       return { hookSpecificOutput: output };
     }
-    const reason = verdict.decision === 'deny' ? verdict.message : `${verdict.reason} Denied (Codex cannot ask here).`;
+    const said = verdict.decision === 'deny' ? verdict.message : `${verdict.reason} Denied (Codex cannot ask here)`;
+    // Codex adds ". Command: <command>" after the reason itself.
+    const reason = said.replace(/\.+$/, '');
     return {
       hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
     };
