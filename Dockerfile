@@ -18,21 +18,24 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
     NPM_CONFIG_FUND=false \
     NPM_CONFIG_AUDIT=false
 
-# Only the lockfile and every workspace's package.json, so the `npm ci` layers below
-# are rebuilt only when dependencies change, not on every source edit.
+# Only the lockfile, every workspace's package.json and the dependency patches (patches/, applied
+# by the root package's postinstall), so the `npm ci` layers below are rebuilt only when
+# dependencies change, not on every source edit.
 FROM base AS manifests
 COPY . /src
 RUN mkdir /manifests \
  && cd /src \
  && cp package.json package-lock.json /manifests/ \
+ && cp -R patches /manifests/ \
  && find libs services -mindepth 2 -maxdepth 2 -name package.json -exec cp --parents {} /manifests/ \;
 
-# Full install (dev dependencies included: typescript) and the build.
+# Full install (dev dependencies included: typescript, patch-package) and the build. `npm ci` runs
+# the postinstall, which applies patches/ and fails the build when one no longer applies.
 FROM base AS build
 COPY --from=manifests /manifests/ ./
 RUN --mount=type=cache,target=/root/.npm npm ci
 COPY . .
-RUN node bin/patch-dependencies.mjs && npx tsc -b
+RUN npx tsc -b
 # Gather what a running service needs from each workspace: package.json (workspace links
 # and "exports" resolve through it), dist/, store/migrations (read at run time from
 # <package dir>/store/migrations) and public/ (the device web app's static files).
@@ -48,11 +51,14 @@ RUN mkdir /out \
  && find /out -name '*.tsbuildinfo' -delete \
  && test -n "$(ls /out/services/*/dist/main.js)"
 
-# Production dependencies only (workspaces are linked into node_modules/@agent-auth/*).
+# Production dependencies only (workspaces are linked into node_modules/@agent-auth/*). patch-package
+# is a dev dependency, so the postinstall is skipped (no production dependency has install scripts)
+# and the patches are applied with the build stage's patch-package, failing the build as above.
 FROM base AS prod-deps
 COPY --from=manifests /manifests/ ./
-COPY bin/patch-dependencies.mjs bin/
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev && node bin/patch-dependencies.mjs
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts
+RUN --mount=type=bind,from=build,source=/app/node_modules,target=/tools/node_modules \
+    node /tools/node_modules/patch-package/index.js --error-on-fail --error-on-warn
 
 FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE=gateway

@@ -7,7 +7,7 @@ const { isolatedDatabases } = inject('infra');
 const noCancel = isolatedDatabases ? '' : 'embedded Postgres takes no cancel requests';
 const oneSession = isolatedDatabases ? '' : 'embedded Postgres serves one session at a time';
 
-// postgres.js as bin/patch-dependencies.mjs leaves it: a query settles through its prototype's methods, not through
+// postgres.js as patches/ leave it: a query settles through its prototype's methods, not through
 // closures over it made in its constructor (with those, every finished query outlived the scavenges after it), and
 // goes to the idle connection used last.
 describe('queries of the connection pool', () => {
