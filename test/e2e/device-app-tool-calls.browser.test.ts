@@ -293,9 +293,9 @@ describe.skipIf(noBrowser)(
         content: '- ship the device app\n- write the docs\n',
       });
       // The MCP gate runs the arguments it asked about: no editing them; its takes-care warning is shown.
-      expect(await page.$$eval('#request details.choice', (d) => d.map((n) => n.getAttribute('data-choice')))).toEqual([
-        'session',
-        'deny',
+      expect(await page.$$eval('#request details.choice summary', (d) => d.map((n) => n.textContent))).toEqual([
+        'Allow this tool for a while…',
+        'Deny with a note…',
       ]);
       expect(await text('#request .warning')).toMatch(/cannot be undone/);
       await audit('tool-call-mcp');
@@ -410,15 +410,26 @@ describe.skipIf(noBrowser)(
       const hours = (Date.parse(grants[0].expires_at) - Date.now()) / 3_600_000;
       expect(hours).toBeGreaterThan(7.9);
       expect(hours).toBeLessThanOrEqual(8);
-      if ('match' in grants[0]) {
-        // The service keeps the match: the same command start in the same session is approved by the grant at once,
-        // anything else still asks.
-        expect(grants[0].match).toMatchObject(match);
-        const again = await hook('claude-code', hookInput('Bash', { command: 'npm test -- --run src/db.test.ts' }));
-        expect(again.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow' });
-        const other = hook('claude-code', hookInput('Bash', { command: 'npm publish' }), undefined, '?timeout=1');
-        expect((await other).body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
-      }
+      expect(grants[0].match).toEqual(match);
+      // The same command start in the same session is approved by the grant at once; anything else still asks.
+      const again = await hook('claude-code', hookInput('Bash', { command: 'npm test -- --run src/db.test.ts' }));
+      expect(again.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow' });
+      const publish = await hook('claude-code', hookInput('Bash', { command: 'npm publish' }), undefined, '?timeout=1');
+      expect(publish.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+      const elsewhere = await hook(
+        'claude-code',
+        hookInput('Bash', { command: 'npm test' }, { session_id: 'sess-other' }),
+        undefined,
+        '?timeout=1',
+      );
+      expect(elsewhere.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+
+      await page.goto(`${origin}/app/#/grants`, { waitUntil: 'networkidle2' });
+      const card = `[data-grant="${grants[0].grant_id}"]`;
+      await page.waitForSelector(card, { timeout: WAIT });
+      expect(await text(card)).toContain('OnlyBash · session sess-7f3a2c · commands starting with “npm test”');
+      expect(await text(card)).toContain('1 use, no cap');
+      await audit('grants-session');
     });
 
     it('a request its agent withdraws leaves the list at once, says so on its page, and shows in the history', async () => {

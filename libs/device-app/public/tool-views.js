@@ -243,11 +243,9 @@ function sessionChoice(item, call, draft, onDecide) {
   duration.onchange = duration.oninput;
   const where = call.sessionId ? 'in this session' : `from ${call.agent}`;
   const what = shell ? `run ${call.tool} commands that start the same way` : `use ${call.tool}`;
-  const { button, row } = submit(
-    'Approve and allow for this session',
-    'approve',
-    `Approve and allow for this session: ${item.title}`,
-  );
+  // Without a session (the MCP gate names none) the grant is for the tool alone, and says so.
+  const allow = call.sessionId ? 'Approve and allow for this session' : 'Approve and allow this tool';
+  const { button, row } = submit(allow, 'approve', `${allow}: ${item.title}`);
   button.onclick = () =>
     onDecide(item, 'approve', button, {
       grant: sessionGrantOf(call, { prefix: prefix?.value ?? '', seconds: Number(duration.value) }),
@@ -255,7 +253,7 @@ function sessionChoice(item, call, draft, onDecide) {
   return choice(
     draft,
     'session',
-    'Allow for this session…',
+    call.sessionId ? 'Allow for this session…' : 'Allow this tool for a while…',
     el('p', {
       className: 'muted',
       textContent: `Approve this, and let ${call.agent} ${what} ${where} without asking, for the time you choose.`,
@@ -307,7 +305,7 @@ function editChoice(item, call, draft, onDecide) {
     'Approve with changes…',
     el('p', {
       className: 'muted',
-      textContent: `${call.agent} runs the tool with your version instead of its own, and is told so.`,
+      textContent: `${call.agent} runs the tool with your version instead of its own.`,
     }),
     el('label', {}, editable.label, field),
     error,

@@ -293,6 +293,17 @@ export function reviewItem(item, mine = false) {
   );
 }
 
+/** "Bash · session sess-1 · commands starting with “npm test”": the tool calls a grant is limited to, or null. */
+function matchWords(match) {
+  if (!match) return null;
+  const parts = [
+    match.tool_name,
+    match.session_id ? `session ${match.session_id}` : null,
+    match.command_prefix ? `commands starting with “${match.command_prefix}”` : null,
+  ].filter(Boolean);
+  return parts.length ? parts.join(' · ') : null;
+}
+
 /** A standing grant with its scope, what is left of it, and a revoke button while it is active. */
 export function grantCard(grant, agentName, onRevoke, now = Date.now()) {
   const state = grantState(grant, now);
@@ -328,6 +339,7 @@ export function grantCard(grant, agentName, onRevoke, now = Date.now()) {
       state === 'active' ? countdownOf({ expires_at: grant.expires_at }) : null,
     ),
     facts([
+      ['Only', matchWords(grant.match)],
       ['Budget', budget],
       ['Uses', uses],
       ['Until', new Date(grant.expires_at).toLocaleString()],
