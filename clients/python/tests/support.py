@@ -172,7 +172,8 @@ class Upstream(_Server):
             def _answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length).decode() if length else ""
-                seen.append({"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body})
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                seen.append({"method": self.command, "path": self.path, "headers": headers, "body": body})
                 reply = json.dumps({"got": self.headers.get("authorization"), "body": body}).encode()
                 self.send_response(201)
                 self.send_header("content-type", "application/json")
@@ -195,7 +196,7 @@ class Proxy(_Server):
     `answer` is either (status, headers, body) to answer in the service's place, "drop" to close the connection
     without an answer, or "forward-then-drop" to forward it (the service acts on it) and then close the connection
     without passing the answer on, as a network failure after the request arrived would. Each request is recorded
-    in `seen` as (method, path, headers, time).
+    in `seen` as (method, path, headers with lower-case names, time).
     """
 
     def __init__(self, target_base_url: str) -> None:
@@ -213,7 +214,7 @@ class Proxy(_Server):
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else None
                 with lock:
-                    proxy.seen.append((self.command, self.path, dict(self.headers), time.monotonic()))
+                    proxy.seen.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, time.monotonic()))
                     answer = proxy._take(self.command, self.path)
                 if answer == "drop":
                     self.close_connection = True
