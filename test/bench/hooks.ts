@@ -11,13 +11,14 @@ import { apiClient } from '../harness/http.js';
 import { parseExposition } from '../harness/prometheus-text.js';
 import { openEventStream } from '../harness/sse.js';
 import { type Stack, startStack, type StackMode } from '../harness/stack.js';
+import { cpuProbe, processGroups } from './cpu.js';
 import { databaseProbe } from './db-stats.js';
 import { type Figures, out, table, withDatabase, type BenchCase, type Infra } from './load.js';
 import { figures, inParallel, type NotificationFigures, notificationTable } from './notification-latency.js';
 import { pacedClient } from './paced-client.js';
 
-const SLICE_SECONDS = Number(process.env.BENCH_HOOKS_SLICE_SECONDS ?? 2);
-const ROUNDS = Number(process.env.BENCH_HOOKS_ROUNDS ?? 2);
+const SLICE_SECONDS = Number(process.env.BENCH_HOOKS_SLICE_SECONDS ?? 1.5);
+const ROUNDS = Number(process.env.BENCH_HOOKS_ROUNDS ?? 4);
 const CONCURRENCY = (process.env.BENCH_HOOKS_CONCURRENCY ?? '1,16').split(',').map(Number);
 const HELD_REQUESTS = Number(process.env.BENCH_HOOKS_HELD ?? 120);
 const MODES = (process.env.BENCH_HOOKS_MODES ?? 'all-in-one,processes').split(',').map((m) => m.trim());
@@ -143,6 +144,8 @@ interface Measured extends Figures {
   /** Per request: transactions committed (a read outside a transaction is one too) and rows inserted. */
   commits: number;
   inserted: number;
+  /** CPU ms per request by process group (cpu.ts), the slice's background work included. */
+  cpuMs: Map<string, number>;
 }
 
 /** The two sides in turns (A B, B A, …) at one concurrency, after a warm-up slice of each. */
@@ -156,13 +159,22 @@ async function inTurns(
   const origin = new URL(stack.baseUrl).origin;
   const stages = stagesOf(stack);
   for (const side of SIDES) await closedLoop(origin, apiKey, side, concurrency, 1);
-  const pooled = SIDES.map(() => ({ latencies: [] as number[], failed: 0, seconds: 0, commits: 0, inserted: 0 }));
+  const pooled = SIDES.map(() => ({
+    latencies: [] as number[],
+    failed: 0,
+    seconds: 0,
+    commits: 0,
+    inserted: 0,
+    cpuMs: new Map<string, number>(),
+  }));
+  const cpu = cpuProbe(processGroups(stack, databaseUrl));
   const stageTotals = SIDES.map(() => stages.map(() => ({ sum: 0, count: 0 })));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) {
       const database = databaseProbe(databaseUrl);
       database.start();
+      cpu.start();
       const before = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
       const run = await closedLoop(origin, apiKey, SIDES[i]!, concurrency, SLICE_SECONDS);
       const after = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
@@ -170,6 +182,7 @@ async function inTurns(
       // meanwhile, before the other side's slice.
       const work = await database.perRequest(1);
       const side = pooled[i]!;
+      for (const [group, ms] of cpu.stop()) side.cpuMs.set(group, (side.cpuMs.get(group) ?? 0) + ms);
       side.latencies.push(...run.latencies);
       side.failed += run.failed;
       side.seconds += SLICE_SECONDS;
@@ -193,6 +206,7 @@ async function inTurns(
       total: samples.length,
       commits: pooled[i]!.commits / samples.length,
       inserted: pooled[i]!.inserted / samples.length,
+      cpuMs: new Map([...pooled[i]!.cpuMs].map(([group, ms]) => [group, ms / samples.length])),
       stageMeans: stageTotals[i]!.map((t) => (t.count ? (t.sum / t.count) * 1000 : Number.NaN)),
     };
   });
@@ -219,6 +233,8 @@ function printRatio(stack: Stack, create: Measured, hook: Measured): void {
   out(
     `  postgres per request, create / hook: commits ${per((m) => m.commits)}, rows inserted ${per((m) => m.inserted)}`,
   );
+  const cpu = [...create.cpuMs.keys()].map((group) => `${group} ${per((m) => m.cpuMs.get(group) ?? 0)}`);
+  out(`  cpu ms per request, create / hook (/proc, background work included): ${cpu.join('; ')}`);
 }
 
 /** A hook call held pending, approved by the device: from the approve response to the hook's answer. */
