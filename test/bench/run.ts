@@ -5,6 +5,7 @@ import { resolveInfra } from '../infra/resolve.js';
 import { actionCreation } from './action-creation.js';
 import { admissionBench } from './admission.js';
 import { agentOutcomeBench } from './agent-outcome.js';
+import { dependencyPatches } from './dependency-patches.js';
 import { idempotencyCost } from './idempotency-cost.js';
 import { metricsCost } from './metrics-cost.js';
 import { out, settings, type BenchCase } from './load.js';
@@ -29,6 +30,7 @@ const cases: BenchCase[] = [
   metricsCost,
   receiptsCost,
   idempotencyCost,
+  dependencyPatches,
 ];
 
 const only = process.env.BENCH_CASES?.split(',')

@@ -1,12 +1,12 @@
-// Two settings of the all-in-one process compared under the same load, side by side: each side runs its own process
-// on its own database, and the two take turns under load in short slices, so whatever the machine does meanwhile (a
+// Two settings of the all-in-one process (or of the processes over NATS) compared under the same load, side by side:
+// each side runs its own process (or processes) on its own database, and the two take turns under load in short slices, so whatever the machine does meanwhile (a
 // checkpoint, autovacuum, tables growing, a neighbour) falls on both alike. One run after the other swung by ±8 %
 // between rounds on the quiet 2-core machine, and two processes of the same build and settings differ by a few per
 // cent for as long as they live (an A/A run: JIT and heap layout), so every phase starts a fresh pair on two fresh
 // databases, the start order swapped from one phase to the next. The figure is the ratio of the creates each side
 // served in the same total time; the per-phase ratios show the scatter.
 import { apiClient } from '../harness/http.js';
-import { startStack, type Stack } from '../harness/stack.js';
+import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { PURCHASE } from './action-creation.js';
 import { cpuProbe, processGroups } from './cpu.js';
 import { load, out, table, withDatabase, type Figures, type Infra } from './load.js';
@@ -17,7 +17,7 @@ type Device = ReturnType<ReturnType<typeof apiClient>['device']>;
 export interface SideSpec {
   /** How the side is named in the report, e.g. "metrics on". */
   label: string;
-  /** The all-in-one process's environment beyond the bench defaults. */
+  /** The environment of the side's processes beyond the bench defaults. */
   env: Record<string, string>;
   /** Sets the account up once the process is up (its plan is unlimited already), e.g. a rule. */
   prepare?: (device: Device) => Promise<void>;
@@ -37,7 +37,7 @@ export interface SideTotals {
   spec: SideSpec;
   creates: number;
   seconds: number;
-  /** CPU milliseconds of the side's process, and of its database's backends, over its slices. */
+  /** CPU milliseconds of the side's process (all of its processes), and of its database's backends, over its slices. */
   processMs: number;
   postgresMs: number;
   slices: Figures[];
@@ -61,11 +61,13 @@ export interface SideBySideOptions {
   sliceSeconds: number;
   /** The POST /actions body (default: the bench purchase). */
   body?: unknown;
+  /** The stack each side runs (default: the all-in-one process). */
+  mode?: StackMode;
 }
 
-async function startSide(infra: Infra, spec: SideSpec, databaseUrl: string): Promise<Running> {
+async function startSide(infra: Infra, spec: SideSpec, databaseUrl: string, mode: StackMode): Promise<Running> {
   const stack = await startStack({
-    mode: 'all-in-one',
+    mode,
     databaseUrl,
     natsUrl: infra.natsUrl,
     name: 'bench-side-by-side',
@@ -113,8 +115,9 @@ async function slice(side: SideTotals, running: Running, round: number, options:
   side.creates += figures.total ?? 0;
   side.perPhase.push((side.perPhase.pop() ?? 0) + (figures.total ?? 0));
   side.seconds += options.sliceSeconds;
-  side.processMs += used.get('all-in-one') ?? 0;
-  side.postgresMs += [...used].filter(([name]) => name.startsWith('postgres')).reduce((sum, [, ms]) => sum + ms, 0);
+  const sum = (groups: Array<[string, number]>) => groups.reduce((total, [, ms]) => total + ms, 0);
+  side.processMs += sum([...used].filter(([name]) => !name.startsWith('postgres') && name !== 'nats-server'));
+  side.postgresMs += sum([...used].filter(([name]) => name.startsWith('postgres')));
   side.slices.push(figures);
 }
 
@@ -131,7 +134,7 @@ async function phase(
   const running = new Map<SideTotals, Running>();
   try {
     for (const [i, side] of order.entries()) {
-      running.set(side, await startSide(infra, side.spec, databases[i]!));
+      running.set(side, await startSide(infra, side.spec, databases[i]!, options.mode ?? 'all-in-one'));
       side.perPhase.push(0);
     }
     for (let r = 0; r < options.roundsPerPhase; r++) {
