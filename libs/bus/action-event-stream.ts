@@ -29,9 +29,10 @@ export interface ActionEventStream {
   watch(accountId: string, listener: (event: ActionEvent) => void): () => void;
   /**
    * A live view of every account's resolutions, meant to be opened once per process (held waits share it).
-   * Resolves once the subscription is in place, so nothing appended afterwards is missed.
+   * Resolves once the subscription is in place, so nothing appended afterwards is missed while connected;
+   * `onGap` is called when the connection to the bus came back after a loss, during which resolutions were missed.
    */
-  watchResolutions(listener: (event: ActionEvent) => void): Promise<() => void>;
+  watchResolutions(listener: (event: ActionEvent) => void, onGap?: () => void): Promise<() => void>;
   /**
    * One account's events of one type appended after the event `afterId`, replayed from what the stream still keeps,
    * then live ones as they come (a resumed event stream). When `afterId` is no longer kept, only events appended

@@ -19,44 +19,65 @@ const DUPLICATE_WINDOW_MS = 2 * 60_000;
 const ACK_WAIT_MS = 30_000;
 const REDELIVERY_DELAY_MS = 1_000;
 
-/** Action events on a JetStream stream (file storage, 7 days), one durable pull consumer per consuming service. */
-export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, log: Logger): ActionEventStream {
+/** What the stream is made with: a file stream kept 7 days, de-duplicated by event id, on `replicas` servers. */
+function streamConfig(name: string, subjects: string, replicas: number) {
+  return {
+    name,
+    subjects: [subjects],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    max_age: RETENTION_MS * NANOS_PER_MS,
+    duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
+    num_replicas: replicas,
+  };
+}
+
+/**
+ * Creates the stream, or brings an existing one to the replication asked for (a deployment that grows from one NATS
+ * server to a cluster raises NATS_STREAM_REPLICAS and restarts). Consumers keep the stream's replication.
+ */
+async function ensureStream(
+  nc: NatsConnection,
+  input: { name: string; subjects: string; replicas: number; log: Logger },
+) {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(input.name).catch(() => null);
+  if (info) {
+    if (info.config.num_replicas !== input.replicas) {
+      await jsm.streams.update(input.name, { ...info.config, num_replicas: input.replicas });
+      input.log.info({ stream: input.name, replicas: input.replicas }, "changed the action event stream's replicas");
+    }
+    return;
+  }
+  await jsm.streams.add(streamConfig(input.name, input.subjects, input.replicas)).catch(async (err: unknown) => {
+    // Another process may have created it in between.
+    if (
+      !(await jsm.streams.info(input.name).then(
+        () => true,
+        () => false,
+      ))
+    )
+      throw err;
+  });
+  input.log.info({ stream: input.name, replicas: input.replicas }, 'created the action event stream');
+}
+
+/**
+ * Action events on a JetStream stream (file storage, 7 days, `replicas` copies on a cluster), one durable pull
+ * consumer per consuming service.
+ */
+export function createJetStreamActionEvents(
+  nc: NatsConnection,
+  { prefix, log, replicas }: { prefix: string; log: Logger; replicas: number },
+): ActionEventStream {
   const js = jetstream(nc);
   const stream = actionEventStreamName(prefix);
   const allSubjects = `${prefix}.action-events.>`;
   let ready: Promise<void> | null = null;
 
-  // Creates the stream on first use; whichever service starts first does it, and a failure is retried next time.
-  const ensureStream = () =>
-    (ready ??= (async () => {
-      const jsm = await jetstreamManager(nc);
-      const exists = await jsm.streams.info(stream).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) {
-        await jsm.streams
-          .add({
-            name: stream,
-            subjects: [allSubjects],
-            storage: StorageType.File,
-            retention: RetentionPolicy.Limits,
-            max_age: RETENTION_MS * NANOS_PER_MS,
-            duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
-          })
-          .catch(async (err: unknown) => {
-            // Another process may have created it in between.
-            if (
-              !(await jsm.streams.info(stream).then(
-                () => true,
-                () => false,
-              ))
-            )
-              throw err;
-          });
-        log.info({ stream }, 'created the action event stream');
-      }
-    })().catch((err: unknown) => {
+  // On first use; whichever service starts first creates the stream, and a failure is retried next time.
+  const ensureStreamOnce = () =>
+    (ready ??= ensureStream(nc, { name: stream, subjects: allSubjects, replicas, log }).catch((err: unknown) => {
       ready = null;
       throw err;
     }));
@@ -72,7 +93,7 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
 
   return {
     async append(events) {
-      await ensureStream();
+      await ensureStreamOnce();
       const results = await Promise.allSettled(
         events.map((e) =>
           js.publish(actionEventSubject(prefix, e.account_id, e.type), JSON.stringify(e), { msgID: e.id }),
@@ -87,7 +108,7 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
     },
 
     async consume(spec) {
-      await ensureStream();
+      await ensureStreamOnce();
       const jsm = await jetstreamManager(nc);
       await jsm.consumers.add(stream, {
         durable_name: spec.name,
@@ -131,7 +152,7 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
       };
     },
 
-    async watchResolutions(listener) {
+    async watchResolutions(listener, onGap) {
       const sub = nc.subscribe(`${prefix}.action-events.v1.*.action.resolved`, {
         callback: (err, msg) => {
           if (err) return;
@@ -140,11 +161,22 @@ export function createJetStreamActionEvents(nc: NatsConnection, prefix: string, 
         },
       });
       await nc.flush(); // the server has the subscription: nothing published from here on is missed
-      return () => sub.unsubscribe();
+      // A core subscription misses what is published while the client reconnects (to another server of a cluster).
+      let watching = true;
+      void (async () => {
+        for await (const s of nc.status()) {
+          if (!watching) break;
+          if (s.type === 'reconnect') onGap?.();
+        }
+      })();
+      return () => {
+        watching = false;
+        sub.unsubscribe();
+      };
     },
 
     async follow(accountId, { afterId, type }, listener) {
-      await ensureStream();
+      await ensureStreamOnce();
       const jsm = await jetstreamManager(nc);
       // Messages up to this sequence were there before: skip them up to afterId. Later ones are always delivered.
       const { state } = await jsm.streams.info(stream);

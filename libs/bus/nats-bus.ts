@@ -37,6 +37,8 @@ export async function connectNatsBus(options: {
   url: string;
   prefix: string;
   timeoutMs: number;
+  /** Copies of the action event stream a NATS cluster keeps (1 when absent). */
+  streamReplicas?: number;
   name: string;
   log: Logger;
 }): Promise<Bus> {
@@ -77,7 +79,7 @@ export async function connectNatsBus(options: {
 
   return {
     kind: 'nats',
-    actionEvents: createJetStreamActionEvents(nc, prefix, log),
+    actionEvents: createJetStreamActionEvents(nc, { prefix, log, replicas: options.streamReplicas ?? 1 }),
     request: (endpoint, payload, opts) =>
       timedRequest(endpoint, async () =>
         decodeReply(endpoint, parseMessage((await send(endpoint, payload, opts)).string())),

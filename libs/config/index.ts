@@ -35,6 +35,8 @@ export const ConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
   NATS_URL: z.string().optional(),
+  /** Copies of the action event stream (and its consumers) a NATS cluster keeps: 3 on a cluster of three or more. */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BUS_PREFIX: z
@@ -175,6 +177,7 @@ export const processSettingKeys = slice(
   'LOG_LEVEL',
   'DATABASE_URL',
   'NATS_URL',
+  'NATS_STREAM_REPLICAS',
   'BUS_PREFIX',
   'BUS_TIMEOUT_MS',
   'DB_POOL_SIZE',

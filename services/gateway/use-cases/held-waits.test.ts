@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createInProcessBus } from '@agent-auth/bus';
+import pino from 'pino';
+import { connectNatsBus, createInProcessBus } from '@agent-auth/bus';
+import { natsServerAvailable, startPrivateNats } from '../../../test/harness/nats-server.js';
 import type { ActionView } from '@agent-auth/contracts';
 import { createWaitRegistry, holdWhilePending } from './held-waits.js';
 
@@ -144,4 +146,42 @@ describe('held waits', () => {
     await waiting;
     expect(registry.size()).toBe(0);
   });
+
+  it.skipIf(!natsServerAvailable())(
+    'reads every held request again when the bus reconnects (resolutions published meanwhile were missed)',
+    async () => {
+      const nats = await startPrivateNats();
+      const bus = await connectNatsBus({
+        url: nats.url,
+        prefix: 'gap',
+        timeoutMs: 1000,
+        name: 'held-waits-test',
+        log: pino({ level: 'silent' }),
+      });
+      try {
+        const registry = createWaitRegistry(bus.actionEvents);
+        await registry.start();
+        let resolved = false;
+        const began = Date.now();
+        const waiting = holdWhilePending({
+          registry,
+          requestId: 'act_1',
+          seconds: 60,
+          read: async () => view(resolved ? 'approved' : 'pending'),
+        });
+        await new Promise((r) => setTimeout(r, 50));
+        // Resolved while the server is away: no event reaches the registry, only the reconnection.
+        await nats.stop();
+        resolved = true;
+        await nats.start();
+        expect((await waiting).status).toBe('approved');
+        expect(Date.now() - began).toBeLessThan(30_000);
+        registry.stop();
+      } finally {
+        await bus.close();
+        await nats.stop();
+      }
+    },
+    45_000,
+  );
 });

@@ -65,9 +65,15 @@ export function createWaitRegistry(stream: ActionEventStream) {
   return {
     /** Opens the shared subscription; waits registered afterwards miss no resolution. */
     async start(): Promise<void> {
-      unwatch = await stream.watchResolutions((event) => {
-        for (const waiter of byRequest.get(event.action.id) ?? []) waiter.wake(event);
-      });
+      unwatch = await stream.watchResolutions(
+        (event) => {
+          for (const waiter of byRequest.get(event.action.id) ?? []) waiter.wake(event);
+        },
+        // Resolutions may have gone by while the bus was reconnecting: every wait reads its request again.
+        () => {
+          for (const set of byRequest.values()) for (const waiter of set) waiter.wake();
+        },
+      );
     },
 
     /** Registers a waiter for a request; register BEFORE reading the request, so a resolution in between is seen. */
