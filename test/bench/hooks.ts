@@ -20,7 +20,7 @@ import { pacedClient } from './paced-client.js';
 const SLICE_SECONDS = Number(process.env.BENCH_HOOKS_SLICE_SECONDS ?? 1.5);
 const ROUNDS = Number(process.env.BENCH_HOOKS_ROUNDS ?? 4);
 const CONCURRENCY = (process.env.BENCH_HOOKS_CONCURRENCY ?? '1,16').split(',').map(Number);
-const HELD_REQUESTS = Number(process.env.BENCH_HOOKS_HELD ?? 120);
+const HELD_REQUESTS = Number(process.env.BENCH_HOOKS_HELD ?? 100);
 const MODES = (process.env.BENCH_HOOKS_MODES ?? 'all-in-one,processes').split(',').map((m) => m.trim());
 /** How long after the device sees the request it approves: the hook's held wait is in place by then. */
 const PARK_MS = 20;
@@ -237,41 +237,65 @@ function printRatio(stack: Stack, create: Measured, hook: Measured): void {
   out(`  cpu ms per request, create / hook (/proc, background work included): ${cpu.join('; ')}`);
 }
 
-/** A hook call held pending, approved by the device: from the approve response to the hook's answer. */
-async function heldAnswers(stack: Stack, label: string, concurrency: number): Promise<NotificationFigures> {
+/**
+ * A hook call held pending, approved by the device: from the approve response to the hook's answer. Beside it, in
+ * turns on each worker, its reference: a plain create held by GET /actions/{id}?wait=30 (agent-outcome.ts).
+ */
+async function heldAnswers(stack: Stack, agentUrl: string, label: string, concurrency: number) {
   const api = apiClient(stack.baseUrl);
   const account = await api.newAccount();
   const device = api.device(account.device_id);
   await device.post('/account/plan', { plan: 'unlimited' });
-  const agentUrl = stack.mode === 'processes' ? await stack.addGateway() : stack.baseUrl;
   const stream = await openEventStream(`${stack.baseUrl}/device/events`, { 'x-device-id': account.device_id });
-  const samples: number[] = [];
+  /** The device's side: sees the request, then approves it PARK_MS later; when its approve was answered. */
+  const approveOnSight = async (title: string) => {
+    const created = await stream.next((e) => e.event === 'action.created' && e.data.action.title === title);
+    const pending = await device.get('/pending');
+    const item = (pending.body.requests as any[]).find((r) => r.id === created.data.action.id);
+    await sleep(PARK_MS);
+    const approve = await device.post(`/actions/${item.id}/approve`, { content_hash: item.content_hash });
+    if (approve.status !== 200) throw new Error(`approve failed: ${approve.status} ${JSON.stringify(approve.body)}`);
+    return performance.now();
+  };
+  const post = (path: string, headers: Record<string, string>, body: unknown) =>
+    fetch(`${agentUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const hooks: number[] = [];
+  const waits: number[] = [];
   try {
     await inParallel(HELD_REQUESTS, concurrency, async (i) => {
       const command = `npm test -- --grep case-${i}`;
       const input = { ...READ, tool_name: 'Bash', tool_input: { command }, tool_use_id: `toolu_held_${i}` };
-      const answer = fetch(`${agentUrl}/hooks/claude-code?timeout=30`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${account.api_key}` },
-        body: JSON.stringify(input),
-      }).then(async (r) => ({ at: performance.now(), status: r.status, body: (await r.json()) as any }));
-      const title = `Run: ${command}`;
-      const created = await stream.next((e) => e.event === 'action.created' && e.data.action.title === title);
-      const pending = await device.get('/pending');
-      const item = (pending.body.requests as any[]).find((r) => r.id === created.data.action.id);
-      await sleep(PARK_MS);
-      const approve = await device.post(`/actions/${item.id}/approve`, { content_hash: item.content_hash });
-      const approved = performance.now();
-      if (approve.status !== 200) throw new Error(`approve failed: ${approve.status} ${JSON.stringify(approve.body)}`);
+      const answer = post('/hooks/claude-code?timeout=30', { authorization: `Bearer ${account.api_key}` }, input).then(
+        async (r) => ({ at: performance.now(), status: r.status, body: (await r.json()) as any }),
+      );
+      const approved = await approveOnSight(`Run: ${command}`);
       const reply = await answer;
       const decision = reply.body?.hookSpecificOutput?.permissionDecision;
       if (reply.status !== 200 || decision !== 'allow') throw new Error(`hook answered ${JSON.stringify(reply.body)}`);
-      samples.push(reply.at - approved);
+      hooks.push(reply.at - approved);
+
+      const title = `Run: npm run build -- case-${i}`;
+      const created = await post('/actions', { 'x-api-key': account.api_key }, { action_type: 'system', title });
+      const { id } = (await created.json()) as { id: string };
+      const held = fetch(`${agentUrl}/actions/${id}?wait=30`, { headers: { 'x-api-key': account.api_key } }).then(
+        async (r) => ({ at: performance.now(), body: (await r.json()) as { status: string } }),
+      );
+      const approvedToo = await approveOnSight(title);
+      const read = await held;
+      if (read.body.status !== 'approved') throw new Error(`held wait answered ${read.body.status}`);
+      waits.push(read.at - approvedToo);
     });
   } finally {
     stream.close();
   }
-  return figures(`${label}, ${concurrency} at a time: approve → hook answer`, samples);
+  return [
+    figures(`${label}, ${concurrency} at a time: approve → hook answer`, hooks),
+    figures(`${label}, ${concurrency} at a time: approve → held wait (ref.)`, waits),
+  ];
 }
 
 /** One stack: the account with its rule, the two sides in turns at each concurrency, then the held hooks. */
@@ -298,7 +322,8 @@ async function onStack(infra: Infra, mode: StackMode, label: string, databaseUrl
     table(measured.flat());
     for (const [create, hook] of measured) printRatio(stack, create!, hook!);
     const held: NotificationFigures[] = [];
-    for (const concurrency of CONCURRENCY) held.push(await heldAnswers(stack, label, concurrency));
+    const agentUrl = stack.mode === 'processes' ? await stack.addGateway() : stack.baseUrl;
+    for (const concurrency of CONCURRENCY) held.push(...(await heldAnswers(stack, agentUrl, label, concurrency)));
     return held;
   } finally {
     await stack.stop();
@@ -336,10 +361,10 @@ export const hooksBench: BenchCase = {
       held.push(...(await withDatabase(infra, (url) => onStack(infra, mode, label, url))));
     out();
     out(
-      `(2) ${HELD_REQUESTS} hook calls held pending at each concurrency, each approved ${PARK_MS} ms after the device saw it; in (b) the hook goes to a second gateway`,
+      `(2) ${HELD_REQUESTS} hook calls held pending at each concurrency, each approved ${PARK_MS} ms after the device saw it, in turns with a plain create held by GET /actions/{id}?wait=30; in (b) the agent's calls go to a second gateway`,
     );
     notificationTable(held, out);
-    for (const row of held)
+    for (const row of held.filter((r) => r.name.endsWith('hook answer')))
       out(
         `p99 ${row.name}: ${row.p99.toFixed(1)} ms (goal < ${HELD_P99_GOAL_MS} ms) ${mark(row.p99 < HELD_P99_GOAL_MS)}`,
       );
