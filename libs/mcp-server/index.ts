@@ -1,5 +1,7 @@
-export { createServer, SERVER_NAME, SERVER_VERSION, type ServerOptions } from './server.js';
+export { createServer, createToolServer, SERVER_NAME, SERVER_VERSION, type ServerOptions } from './server.js';
 export { registerTools } from './tools.js';
 export { McpGate, type GateOptions } from './gate/gate.js';
 export { needsApproval, type AskMode } from './gate/approval-policy.js';
 export { buildActionRequest, approvedArguments, type GatedCall } from './gate/action-request.js';
+export { serveMcpExchange, answerParseError, jsonRpcErrorBody, type McpExchange } from './http.js';
+export { cancelledIdsOf, requestIdsOf, needsStream } from './json-rpc.js';

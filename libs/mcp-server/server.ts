@@ -13,8 +13,11 @@ export interface ServerOptions {
 export const SERVER_NAME = 'agent-auth';
 export const SERVER_VERSION = '0.1.0';
 
-/** Builds the MCP server with the agent-auth tools; connect it to a transport to serve. */
-export function createServer(options: ServerOptions): McpServer {
+/** The MCP server with the agent-auth tools acting through a given client (stdio: over HTTP; the gateway: in process). */
+export function createToolServer(
+  client: AgentAuthClient,
+  options: { baseUrl: string; pollIntervalMs?: number },
+): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     {
@@ -22,9 +25,12 @@ export function createServer(options: ServerOptions): McpServer {
         'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
     },
   );
-  registerTools(server, new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl }), {
-    baseUrl: options.baseUrl,
-    pollIntervalMs: options.pollIntervalMs,
-  });
+  registerTools(server, client, { baseUrl: options.baseUrl, pollIntervalMs: options.pollIntervalMs });
   return server;
+}
+
+/** Builds the MCP server with the agent-auth tools; connect it to a transport to serve. */
+export function createServer(options: ServerOptions): McpServer {
+  const client = new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl });
+  return createToolServer(client, { baseUrl: options.baseUrl, pollIntervalMs: options.pollIntervalMs });
 }

@@ -24,6 +24,9 @@ import { readinessRoutes } from './handlers/readiness.js';
 import { installRequestObservation, metricsRoutes } from './handlers/observability.js';
 import { apiReferenceRoutes } from './handlers/api-reference.js';
 import { auditRoutes, jwksRoute } from './handlers/audit.js';
+import { createInProcessApi } from './adapters/in-process-api.js';
+import { mcpRoutes } from './handlers/mcp.js';
+import { createMcpCalls } from './use-cases/mcp-calls.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -81,7 +84,9 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
   const auth = createAuthenticator(deps.bus, { ttlMs: deps.config.AUTH_CACHE_TTL_MS });
   app.addHook('onClose', async () => auth.close());
   const limiter = await rateLimiter(deps);
-  installAdmission(app, { prefix: API_PREFIX, authenticator: auth, limiter, settings: deps.config });
+  // The MCP tools call this process's own API for the agent their request authenticated, without a socket.
+  const inProcess = createInProcessApi(app, { prefix: API_PREFIX });
+  installAdmission(app, { prefix: API_PREFIX, authenticator: auth, limiter, settings: deps.config, inProcess });
   if (limiter) {
     const windowMs = deps.config.RATE_LIMIT_WINDOW_SECONDS * 1000;
     const sweep = setInterval(
@@ -127,6 +132,17 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     },
     { prefix: API_PREFIX },
   );
+  const mcpCalls = createMcpCalls(deps.bus);
+  app.addHook('onClose', async () => mcpCalls.close());
+  await mcpRoutes(app, {
+    authenticator: auth,
+    limiter,
+    settings: deps.config,
+    calls: mcpCalls,
+    inProcess,
+    publicBaseUrl: undefined,
+    apiPrefix: API_PREFIX,
+  });
   await apiReferenceRoutes(app, openapi.document);
   return app;
 }

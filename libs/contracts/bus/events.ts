@@ -12,3 +12,12 @@ export const policyChanged = defineEvent('policy_changed', z.object({ account_id
 
 /** Broadcast after an account's recorded spend changes, so every policy replica drops its copy of the totals. */
 export const spendChanged = defineEvent('spend_changed', z.object({ account_id: z.string() }));
+
+/**
+ * Broadcast when an MCP client cancels a tool call (notifications/cancelled): the call may be waiting on another
+ * gateway replica, which stops it. `request_id` is the JSON-RPC id the client gave the call.
+ */
+export const mcpCallCancelled = defineEvent(
+  'mcp_call_cancelled',
+  z.object({ agent_id: z.string(), request_id: z.union([z.string(), z.number()]) }),
+);

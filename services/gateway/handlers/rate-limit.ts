@@ -72,7 +72,7 @@ declare module 'fastify' {
  * An agent API key sent as `Authorization: Bearer aa_…`, as clients configured with a bearer token send it
  * (Claude Code's http hooks, MCP clients); undefined for any other authorization.
  */
-function bearerApiKey(authorization: string | undefined): string | undefined {
+export function bearerApiKey(authorization: string | undefined): string | undefined {
   const match = authorization?.match(/^Bearer\s+(aa_\S+)$/i);
   return match?.[1];
 }
@@ -88,7 +88,8 @@ async function authenticate(auth: AuthKind, authenticator: Authenticator, reques
   return null;
 }
 
-async function spend(
+/** Counts one request against its identity's window; a 429 (with the rate-limit headers) once it is over. */
+export async function spendBudget(
   limiter: RateLimitStore,
   settings: RateLimitSettings,
   identity: Identity,
@@ -116,13 +117,28 @@ async function spend(
  */
 export function installAdmission(
   app: FastifyInstance,
-  input: { prefix: string; authenticator: Authenticator; limiter?: RateLimitStore; settings: RateLimitSettings },
+  input: {
+    prefix: string;
+    authenticator: Authenticator;
+    limiter?: RateLimitStore;
+    settings: RateLimitSettings;
+    /** Requests the process makes of itself for an agent whose own request was admitted (the MCP tools). */
+    inProcess?: { agentOf(credential: string | undefined): AgentPrincipal | undefined };
+  },
 ): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith(input.prefix)) return; // health probes are not rate limited
     if (request.routeOptions.config?.unmetered) return;
     const auth = request.routeOptions.config?.auth ?? 'none';
+    if (auth === 'agent' && input.inProcess) {
+      // Its outer request was authenticated and counted already.
+      const agent = input.inProcess.agentOf(request.headers['x-api-key'] as string | undefined);
+      if (agent) {
+        request.principal = agent;
+        return;
+      }
+    }
     let principal: AgentPrincipal | DevicePrincipal | null = null;
     let authError: unknown;
     try {
@@ -133,7 +149,7 @@ export function installAdmission(
     }
     request.principal = principal;
     if (input.limiter)
-      await spend(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
+      await spendBudget(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
     if (authError) throw authError;
   });
 }

@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentPrincipal } from '@agent-auth/contracts';
+import { isAppError } from '@agent-auth/errors';
+import {
+  answerParseError,
+  cancelledIdsOf,
+  jsonRpcErrorBody,
+  requestIdsOf,
+  serveMcpExchange,
+} from '@agent-auth/mcp-server';
+import type { Authenticator } from '../adapters/auth.js';
+import type { InProcessApi } from '../adapters/in-process-api.js';
+import type { RateLimitStore } from '../store/rate-limits.js';
+import type { McpCalls } from '../use-cases/mcp-calls.js';
+import { publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';
+import { bearerApiKey, identityOf, type RateLimitSettings, spendBudget } from './rate-limit.js';
+
+/** A tool call carries at most a vault call's body and an action's metadata: as large as a hook's tool input. */
+export const MCP_BODY_LIMIT = 256 * 1024;
+
+export interface McpRouteDeps {
+  authenticator: Authenticator;
+  limiter?: RateLimitStore;
+  settings: RateLimitSettings;
+  calls: McpCalls;
+  inProcess: InProcessApi;
+  publicBaseUrl: string | undefined;
+  /** The API's path prefix (/api/v1), for the approval links the tools give. */
+  apiPrefix: string;
+}
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers':
+    'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
+  'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version, x-request-id',
+};
+
+/** The agent a request to /mcp acts as: an API key as a bearer token (or X-API-Key). */
+async function agentOf(deps: McpRouteDeps, request: FastifyRequest): Promise<AgentPrincipal> {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  return deps.authenticator.agent(header('x-api-key') ?? bearerApiKey(header('authorization')), request.id);
+}
+
+/** `WWW-Authenticate` of a 401: where the resource's metadata is, and why the token was refused when one was sent. */
+function challengeOf(request: FastifyRequest, origin: string, detail: string): string {
+  const sent = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
+  const error = sent ? `, error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"` : '';
+  return `Bearer resource_metadata="${resourceMetadataUrlOf(origin)}"${error}`;
+}
+
+/** Authenticates and counts the request; a refused credential answers 401 with the challenge. */
+async function admit(deps: McpRouteDeps, request: FastifyRequest, reply: FastifyReply): Promise<AgentPrincipal> {
+  let agent: AgentPrincipal | null = null;
+  let refusal: unknown;
+  try {
+    agent = await agentOf(deps, request);
+  } catch (err) {
+    if (!isAppError(err) || err.status !== 401) throw err;
+    refusal = err;
+    void reply.header(
+      'www-authenticate',
+      challengeOf(request, publicOriginOf(request, deps.publicBaseUrl), err.detail),
+    );
+  }
+  if (deps.limiter) await spendBudget(deps.limiter, deps.settings, identityOf(deps.settings, agent, request.ip), reply);
+  if (refusal) throw refusal;
+  return agent!;
+}
+
+/** The body as JSON, or `undefined` when it is not JSON. */
+function parseBody(text: unknown): { ok: true; value: unknown } | { ok: false } {
+  if (typeof text !== 'string') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** One POST of JSON-RPC messages: cancellations passed on, the calls served by the tools as the caller's agent. */
+async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const agent = await admit(deps, request, reply);
+  // The transport writes the answer itself: the headers set so far (the rate limit's) go on the raw response.
+  const headers = { ...reply.getHeaders(), ...CORS_HEADERS, 'x-request-id': request.id };
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) reply.raw.setHeader(name, value);
+  reply.hijack();
+  const body = parseBody(request.body);
+  if (!body.ok) return answerParseError(reply.raw);
+  deps.calls.cancel(agent.agent_id, cancelledIdsOf(body.value));
+  const tracked = deps.calls.track(agent.agent_id, requestIdsOf(body.value));
+  const { client, release } = deps.inProcess.clientFor(agent, request.id);
+  try {
+    await serveMcpExchange({
+      request: request.raw,
+      response: reply.raw,
+      body: body.value,
+      client,
+      baseUrl: `${publicOriginOf(request, deps.publicBaseUrl)}${deps.apiPrefix}`,
+      signal: tracked.signal,
+    });
+  } finally {
+    tracked.done();
+    release();
+  }
+}
+
+/**
+ * `/mcp` at the host root: the MCP tools over Streamable HTTP (POST), stateless, so no GET stream and no session to
+ * delete (405, as the transport's specification allows). Its body is read as text and parsed here, so a body that
+ * is not JSON gets the JSON-RPC parse error rather than the API's error shape.
+ */
+export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
+  await app.register(async (mcp) => {
+    mcp.removeAllContentTypeParsers();
+    mcp.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
+    mcp.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, (request, reply) => servePost(deps, request, reply));
+    mcp.route({
+      method: ['GET', 'DELETE'],
+      url: '/mcp',
+      handler: async (request, reply) => {
+        await admit(deps, request, reply);
+        return reply
+          .code(405)
+          .headers({ allow: 'POST', 'content-type': 'application/json', ...CORS_HEADERS })
+          .send(jsonRpcErrorBody(-32000, 'Method not allowed: this server is stateless; send requests with POST.'));
+      },
+    });
+    mcp.options('/mcp', async (_request, reply) =>
+      reply
+        .code(204)
+        .headers({
+          ...CORS_HEADERS,
+          'access-control-allow-methods': 'POST, GET, DELETE, OPTIONS',
+          allow: 'POST, OPTIONS',
+        })
+        .send(),
+    );
+  });
+}
