@@ -163,7 +163,7 @@ def clamp_hold(hold_seconds: float) -> int:
 
 def transient_delay(n: int) -> float:
     """Backoff before retry n (0-based) of a transient failure: 250 ms doubling, ±50 % jitter so retries spread."""
-    return 0.25 * 2**n * (0.5 + random.random())
+    return 0.25 * float(2**n) * (0.5 + random.random())
 
 
 class RetryBudget:

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import inspect
 import json
-from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union, cast
 
 from . import _calls as calls
 from .async_client import AsyncClient
@@ -190,23 +190,28 @@ def requires_approval(
         signature = inspect.signature(fn)
         if inspect.iscoroutinefunction(fn):
 
+            async_client = client if isinstance(client, AsyncClient) else None
+            blocking_client = cast(Client, client)
+
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
                 arguments = call_arguments(signature, args, kwargs)
-                if isinstance(client, AsyncClient):
-                    _settled(await _approve_async(client, request, arguments, wait))
+                if async_client is not None:
+                    _settled(await _approve_async(async_client, request, arguments, wait))
                 else:
-                    _settled(await asyncio.to_thread(_approve_blocking, client, request, arguments, wait))
+                    # A blocking client waits in a worker thread, so the event loop keeps running meanwhile.
+                    _settled(await asyncio.to_thread(_approve_blocking, blocking_client, request, arguments, wait))
                 return await fn(*args, **kwargs)
 
             return run_async  # type: ignore[return-value]
 
         if not isinstance(client, Client):
             raise TypeError(f"{fn.__name__} is not async: requires_approval needs a Client (not an AsyncClient) for it")
+        blocking = client
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            _settled(_approve_blocking(client, request, call_arguments(signature, args, kwargs), wait))
+            _settled(_approve_blocking(blocking, request, call_arguments(signature, args, kwargs), wait))
             return fn(*args, **kwargs)
 
         return run  # type: ignore[return-value]
