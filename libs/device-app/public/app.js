@@ -106,7 +106,8 @@ function draftOf(drafts, id) {
 /** What an approval waiting for its second "yes" would do besides approving, in words for the question. */
 function confirmingWords(extra) {
   if (extra?.updated_input) return 'with your changes';
-  if (extra?.grant?.match) return 'and allow it for this session';
+  if (extra?.grant?.match)
+    return extra.grant.match.session_id ? 'and allow it for this session' : 'and allow this tool';
   return '';
 }
 
