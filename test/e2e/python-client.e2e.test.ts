@@ -1,6 +1,6 @@
 // The Python client (clients/python) against the real service: starts the all-in-one process and runs the package's
 // unittest suite with that service's address and a fresh account. The stack's free-plan quota and agent rate limit
-// are small, with a one-second window, so the suite meets a real 402 and a real 429 (and its Retry-After) quickly;
+// are small, with a two-second window, so the suite meets a real 402 and a real 429 (and its Retry-After) quickly;
 // every other account of the suite is moved to the unlimited plan. Skipped, with the reason, without Python 3.9+.
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -48,7 +48,7 @@ describe.skipIf(missing)(`Python client end to end (all-in-one)${missing ? `; sk
       mode: 'all-in-one',
       databaseUrl: db.url,
       name: 'python-client',
-      env: { FREE_PLAN_MONTHLY_ACTIONS: '3', RATE_LIMIT_AGENT: '40', RATE_LIMIT_WINDOW_SECONDS: '1' },
+      env: { FREE_PLAN_MONTHLY_ACTIONS: '3', RATE_LIMIT_AGENT: '30', RATE_LIMIT_WINDOW_SECONDS: '2' },
     });
   });
   afterAll(async () => {

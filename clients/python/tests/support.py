@@ -196,13 +196,15 @@ class Proxy(_Server):
     `answer` is either (status, headers, body) to answer in the service's place, "drop" to close the connection
     without an answer, or "forward-then-drop" to forward it (the service acts on it) and then close the connection
     without passing the answer on, as a network failure after the request arrived would. Each request is recorded
-    in `seen` as (method, path, headers with lower-case names, time).
+    in `seen` as (method, path, headers with lower-case names, time), each answer passed back in `answers`.
     """
 
     def __init__(self, target_base_url: str) -> None:
         target = urlsplit(target_base_url)
         self.base_url = ""
         self.seen: List[Tuple[str, str, Dict[str, str], float]] = []
+        #: Each answer passed back: (status, its Retry-After or None, time).
+        self.answers: List[Tuple[int, Optional[str], float]] = []
         self._interventions: List[Tuple[Callable[[str, str], bool], Any]] = []
         lock = threading.Lock()
         proxy = self
@@ -228,6 +230,9 @@ class Proxy(_Server):
                     status, headers, payload = answer
                     raw = json.dumps(payload).encode()
                     headers = {"content-type": "application/json", **headers}
+                with lock:
+                    retry_after = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+                    proxy.answers.append((status, retry_after, time.monotonic()))
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

@@ -88,7 +88,7 @@ class AsyncClientTest(unittest.TestCase):
             task.cancel()
             with self.assertRaises(asyncio.CancelledError):
                 await task
-            self.assertLess(time.monotonic() - started, 0.5)
+            self.assertLess(time.monotonic() - started, 2)  # not the 50 s the held read could last
             with self.assertRaises(WaitTimeoutError):
                 await client.wait_for_result(created["id"], timeout=1.2, poll_interval=0.2)
 

@@ -8,6 +8,7 @@ import socket
 import time
 import unittest
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import support
 from agent_auth import (
@@ -160,34 +161,51 @@ class RetriesTest(unittest.TestCase):
         limit = int(first["x-ratelimit-limit"])
         if limit > 200:
             self.skipTest(f"the agent rate limit is {limit} here; the test stack sets RATE_LIMIT_AGENT low")
-        refused = None
-        for _ in range(limit + 5):
-            status, answer_headers, body = support.call(self.base_url, "GET", "/actions?limit=1", headers=headers)
-            if status == 429:
-                refused = (answer_headers, body)
-                break
-        self.assertIsNotNone(refused, "the service never answered 429")
-        assert refused is not None
-        retry_after = int(refused[0]["retry-after"])
-        if retry_after > 5:
-            self.skipTest(f"Retry-After is {retry_after} s here; the test stack sets RATE_LIMIT_WINDOW_SECONDS=1")
-        self.assertEqual(refused[1]["code"], "rate_limited")
 
+        def use_up_the_window() -> int:
+            """Sends requests with the key, several at a time, until the service answers 429; its Retry-After."""
+            deadline = time.monotonic() + 20
+            with ThreadPoolExecutor(8) as pool:
+                while time.monotonic() < deadline:
+                    answers = list(pool.map(lambda _: support.call(self.base_url, "GET", "/actions?limit=1", headers=headers), range(limit)))
+                    refused = [(h, body) for status, h, body in answers if status == 429]
+                    if refused:
+                        self.assertEqual(refused[-1][1]["code"], "rate_limited")
+                        return int(refused[-1][0]["retry-after"])
+            raise AssertionError("the service never answered 429")
+
+        if use_up_the_window() > 5:
+            self.skipTest("Retry-After is long here; the test stack sets a short RATE_LIMIT_WINDOW_SECONDS")
+        # The window may free up between the burst and the client's call on a loaded machine: try a few rounds.
         impatient = Client(account["api_key"], self.base_url, max_retries=0)
-        with self.assertRaises(RateLimitedError) as caught:
-            impatient.get_history(1)
-        self.assertEqual((caught.exception.status, caught.exception.code), (429, "rate_limited"))
-        self.assertGreaterEqual(caught.exception.retry_after_seconds or 0, 1)
+        for _ in range(5):
+            use_up_the_window()
+            try:
+                impatient.get_history(1)
+            except RateLimitedError as err:
+                self.assertEqual((err.status, err.code), (429, "rate_limited"))
+                self.assertGreaterEqual(err.retry_after_seconds or 0, 1)
+                break
+        else:
+            self.fail("the client never met the 429")
 
-        # Use up the window again, then the client waits as Retry-After asks and gets the answer.
-        while support.call(self.base_url, "GET", "/actions?limit=1", headers=headers)[0] != 429:
-            pass
-        patient = Client(account["api_key"], self.base_url)
-        started = time.monotonic()
-        page = patient.get_history(1)
-        self.assertEqual(page["actions"], [])
-        self.assertGreaterEqual(time.monotonic() - started, 0.9)
-
+        # Through the proxy, which passes the service's answers on and notes them: after a 429 the client waits
+        # the Retry-After it names, then gets the answer.
+        patient = Client(account["api_key"], self.proxy.base_url)
+        for _ in range(5):
+            use_up_the_window()
+            before = len(self.proxy.answers)
+            page = patient.get_history(1)
+            answers = self.proxy.answers[before:]
+            if answers[0][0] == 429:
+                self.assertEqual(page["actions"], [])
+                self.assertEqual(answers[-1][0], 200)
+                for (status, retry_after, at), (_, _, next_at) in zip(answers, answers[1:]):
+                    self.assertEqual(status, 429)
+                    self.assertGreaterEqual(next_at - at, int(retry_after or 0) - 0.1)
+                break
+        else:
+            self.fail("the client never met the 429 through the proxy")
 
 if __name__ == "__main__":
     unittest.main()
