@@ -1,24 +1,23 @@
 // Coding-agent hooks (POST /hooks/claude-code). (1) A hook call a rule answers at once beside a plain POST /actions of
-// the same request that the same rule answers: both take turns (create, hook; hook, create) at 1 and at 16 at a time,
-// every request timed on its own (sub-millisecond), p50 and p99 and their ratio (goal: the hook within 1.2x of the
-// create); the services' own histograms say where the time went. (2) A hook call held pending: from the approve
-// call's response to the hook's HTTP answer, as agent-outcome.ts measures held waits (goal: p99 under 50 ms). On the
-// all-in-one process and on one process per service over NATS; there the agent's hook goes to a second gateway, so
-// the decision crosses NATS between replicas.
+// the same request that the same rule answers, at 1 and at 16 at a time, each loop of the load alternating the two
+// (slices of one then the other swung by 3x on this shared machine), every request timed on its own (sub-millisecond):
+// p50 and p99 and their ratio (goal: the hook within 1.2x of the create). Where the time went: the services' own
+// histograms, and the gateway's bus requests (an extra read shows there). (2) A hook call
+// held pending: from the approve call's response to the hook's HTTP answer, as agent-outcome.ts measures held waits
+// (goal: p99 under 50 ms), beside a held GET /actions/{id}?wait=30 in turns. On the all-in-one process and on one
+// process per service over NATS; there the agent's calls go to a second gateway, so the decision crosses NATS.
 import { readFileSync } from 'node:fs';
 import { newActionOfHook } from '@agent-auth/contracts';
 import { apiClient } from '../harness/http.js';
 import { parseExposition } from '../harness/prometheus-text.js';
 import { openEventStream } from '../harness/sse.js';
 import { type Stack, startStack, type StackMode } from '../harness/stack.js';
-import { cpuProbe, processGroups } from './cpu.js';
-import { databaseProbe } from './db-stats.js';
 import { type Figures, out, table, withDatabase, type BenchCase, type Infra } from './load.js';
 import { figures, inParallel, type NotificationFigures, notificationTable } from './notification-latency.js';
 import { pacedClient } from './paced-client.js';
 
-const SLICE_SECONDS = Number(process.env.BENCH_HOOKS_SLICE_SECONDS ?? 1.5);
-const ROUNDS = Number(process.env.BENCH_HOOKS_ROUNDS ?? 4);
+/** Seconds of the two sides mixed at each concurrency. */
+const MIXED_SECONDS = Number(process.env.BENCH_HOOKS_SECONDS ?? 6);
 const CONCURRENCY = (process.env.BENCH_HOOKS_CONCURRENCY ?? '1,16').split(',').map(Number);
 const HELD_REQUESTS = Number(process.env.BENCH_HOOKS_HELD ?? 100);
 const MODES = (process.env.BENCH_HOOKS_MODES ?? 'all-in-one,processes').split(',').map((m) => m.trim());
@@ -67,26 +66,30 @@ const SIDES: Side[] = [
   },
 ];
 
-/** `concurrency` loops of one request after another for `seconds`; each request's latency in ms. */
-async function closedLoop(origin: string, apiKey: string, side: Side, concurrency: number, seconds: number) {
+/**
+ * `concurrency` loops of one request after another for `seconds`, each loop alternating the sides (loop k starts
+ * with side k), so that both meet the same machine at the same moments; each side's latencies in ms.
+ */
+async function closedLoop(origin: string, apiKey: string, sides: Side[], concurrency: number, seconds: number) {
   const client = pacedClient(origin, concurrency);
   const headers = { 'x-api-key': apiKey };
-  const latencies: number[] = [];
-  let failed = 0;
+  const runs = sides.map(() => ({ latencies: [] as number[], failed: 0 }));
   const until = performance.now() + seconds * 1000;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < until) {
+    Array.from({ length: concurrency }, async (_, loop) => {
+      for (let n = loop; performance.now() < until; n++) {
+        const side = sides[n % sides.length]!;
         const bytes = client.request(side.path, headers, side.body());
         const sent = performance.now();
         const status = await client.send(bytes).catch(() => 0);
-        latencies.push(performance.now() - sent);
-        if (status !== 200) failed++;
+        const run = runs[n % sides.length]!;
+        run.latencies.push(performance.now() - sent);
+        if (status !== 200) run.failed++;
       }
     }),
   );
   client.close();
-  return { latencies, failed };
+  return runs;
 }
 
 /** Where a request's time went, by the services' own histograms: sum and count of each timed stage. */
@@ -138,103 +141,76 @@ async function readStage(stage: Stage, side: Side): Promise<{ sum: number; count
   return { sum, count };
 }
 
-/** One side's figures at one concurrency: its slices pooled, each stage's mean ms and Postgres's work over them. */
+/** One side's figures at one concurrency: latency, and each stage's mean ms. */
 interface Measured extends Figures {
   stageMeans: number[];
-  /** Per request: transactions committed (a read outside a transaction is one too) and rows inserted. */
-  commits: number;
-  inserted: number;
-  /** CPU ms per request by process group (cpu.ts), the slice's background work included. */
-  cpuMs: Map<string, number>;
 }
 
-/** The two sides in turns (A B, B A, …) at one concurrency, after a warm-up slice of each. */
-async function inTurns(
-  stack: Stack,
-  databaseUrl: string,
-  apiKey: string,
-  label: string,
-  concurrency: number,
-): Promise<Measured[]> {
+/** How many bus requests the gateway made, by subject, at this moment (its histogram's counts). */
+async function busRequests(stack: Stack): Promise<Map<string, number>> {
+  const text = await (await fetch(`${new URL(stack.baseUrl).origin}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const { name, labels, value } of parseExposition(text).samples)
+    if (name === 'agent_auth_bus_request_duration_seconds_count' && labels.subject)
+      counts.set(labels.subject, (counts.get(labels.subject) ?? 0) + value);
+  return counts;
+}
+
+/**
+ * The two sides mixed at one concurrency (after a second to warm up): latency, where the time went by the services'
+ * histograms, and the gateway's bus requests per pair of requests (one of each side).
+ */
+async function mixed(stack: Stack, apiKey: string, label: string, concurrency: number) {
   const origin = new URL(stack.baseUrl).origin;
   const stages = stagesOf(stack);
-  for (const side of SIDES) await closedLoop(origin, apiKey, side, concurrency, 1);
-  const pooled = SIDES.map(() => ({
-    latencies: [] as number[],
-    failed: 0,
-    seconds: 0,
-    commits: 0,
-    inserted: 0,
-    cpuMs: new Map<string, number>(),
-  }));
-  const cpu = cpuProbe(processGroups(stack, databaseUrl));
-  const stageTotals = SIDES.map(() => stages.map(() => ({ sum: 0, count: 0 })));
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const i of order) {
-      const database = databaseProbe(databaseUrl);
-      database.start();
-      cpu.start();
-      const before = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
-      const run = await closedLoop(origin, apiKey, SIDES[i]!, concurrency, SLICE_SECONDS);
-      const after = await Promise.all(stages.map((s) => readStage(s, SIDES[i]!)));
-      // Waits for Postgres to report the slice's counts: the side's background work (the relay, the sealer) ends
-      // meanwhile, before the other side's slice.
-      const work = await database.perRequest(1);
-      const side = pooled[i]!;
-      for (const [group, ms] of cpu.stop()) side.cpuMs.set(group, (side.cpuMs.get(group) ?? 0) + ms);
-      side.latencies.push(...run.latencies);
-      side.failed += run.failed;
-      side.seconds += SLICE_SECONDS;
-      side.commits += work.commits;
-      side.inserted += work.inserted;
-      for (const [j, total] of stageTotals[i]!.entries()) {
-        total.sum += after[j]!.sum - before[j]!.sum;
-        total.count += after[j]!.count - before[j]!.count;
-      }
-    }
-  }
-  return SIDES.map((side, i) => {
-    const samples = Float64Array.from(pooled[i]!.latencies).sort();
+  await closedLoop(origin, apiKey, SIDES, concurrency, 1);
+  const read = () => Promise.all(SIDES.map((side) => Promise.all(stages.map((s) => readStage(s, side)))));
+  const [before, busBefore] = [await read(), await busRequests(stack)];
+  const runs = await closedLoop(origin, apiKey, SIDES, concurrency, MIXED_SECONDS);
+  const [after, busAfter] = [await read(), await busRequests(stack)];
+  const pairs = Math.min(...runs.map((r) => r.latencies.length));
+  const bus = [...busAfter]
+    .map(([subject, n]) => [subject, (n - (busBefore.get(subject) ?? 0)) / pairs] as const)
+    .filter(([, perPair]) => perPair >= 0.01);
+  const sides: Measured[] = SIDES.map((side, i) => {
+    const samples = Float64Array.from(runs[i]!.latencies).sort();
+    const stageMeans = stages.map((_, j) => {
+      const count = after[i]![j]!.count - before[i]![j]!.count;
+      return count ? ((after[i]![j]!.sum - before[i]![j]!.sum) / count) * 1000 : Number.NaN;
+    });
     return {
       name: `${label}, ${concurrency} at a time: ${side.label}`,
-      rps: samples.length / pooled[i]!.seconds,
+      rps: samples.length / MIXED_SECONDS,
       p50: percentile(samples, 50),
       p99: percentile(samples, 99),
-      non2xx: pooled[i]!.failed,
+      non2xx: runs[i]!.failed,
       errors: 0,
       total: samples.length,
-      commits: pooled[i]!.commits / samples.length,
-      inserted: pooled[i]!.inserted / samples.length,
-      cpuMs: new Map([...pooled[i]!.cpuMs].map(([group, ms]) => [group, ms / samples.length])),
-      stageMeans: stageTotals[i]!.map((t) => (t.count ? (t.sum / t.count) * 1000 : Number.NaN)),
+      stageMeans,
     };
   });
+  return { sides, bus };
 }
 
 const mark = (ok: boolean) => (ok ? '✔' : '✘');
 
 /** The hook beside the create at one concurrency: each ratio with its goal mark, the added ms, and the stages. */
-function printRatio(stack: Stack, create: Measured, hook: Measured): void {
-  const ratio = (f: (m: Measured) => number) => f(hook) / f(create);
+function printRatio(stack: Stack, measured: Awaited<ReturnType<typeof mixed>>): void {
+  const [create, hook] = measured.sides as [Measured, Measured];
   const part = (name: string, f: (m: Measured) => number) => {
-    const r = ratio(f);
+    const r = f(hook) / f(create);
     const added = f(hook) - f(create);
     return `${name} ${r.toFixed(2)} (${added >= 0 ? '+' : ''}${added.toFixed(2)} ms) ${mark(r <= RATIO_GOAL)}`;
   };
   out(
-    `ratio ${hook.name.replace(/: .*/, '')} hook / create: ${part('p50', (m) => m.p50)}, ${part('p99', (m) => m.p99)} (goal <= ${RATIO_GOAL}); throughput ${ratio((m) => m.rps).toFixed(2)}`,
+    `ratio ${hook.name.replace(/: .*/, '')} hook / create: ${part('p50', (m) => m.p50)}, ${part('p99', (m) => m.p99)} (goal <= ${RATIO_GOAL})`,
   );
   const stages = stagesOf(stack)
     .map((s, i) => `${s.name} ${create.stageMeans[i]!.toFixed(2)} / ${hook.stageMeans[i]!.toFixed(2)}`)
     .join('; ');
   out(`  mean ms per request, create / hook (the services' histograms): ${stages}`);
-  const per = (f: (m: Measured) => number) => `${f(create).toFixed(2)} / ${f(hook).toFixed(2)}`;
-  out(
-    `  postgres per request, create / hook: commits ${per((m) => m.commits)}, rows inserted ${per((m) => m.inserted)}`,
-  );
-  const cpu = [...create.cpuMs.keys()].map((group) => `${group} ${per((m) => m.cpuMs.get(group) ?? 0)}`);
-  out(`  cpu ms per request, create / hook (/proc, background work included): ${cpu.join('; ')}`);
+  const bus = measured.bus.map(([subject, n]) => `${subject} ${n.toFixed(2)}`).join(', ');
+  out(`  the gateway's bus requests per create and hook call together: ${bus}`);
 }
 
 /**
@@ -316,11 +292,10 @@ async function onStack(infra: Infra, mode: StackMode, label: string, databaseUrl
     const made = await device.post('/rules', rule);
     if (made.status !== 200) throw new Error(`rule failed: ${made.status} ${JSON.stringify(made.body)}`);
     await checkAnsweredAtOnce(stack.baseUrl, account.api_key);
-    const measured: Measured[][] = [];
-    for (const concurrency of CONCURRENCY)
-      measured.push(await inTurns(stack, databaseUrl, account.api_key, label, concurrency));
-    table(measured.flat());
-    for (const [create, hook] of measured) printRatio(stack, create!, hook!);
+    const measured: Array<Awaited<ReturnType<typeof mixed>>> = [];
+    for (const concurrency of CONCURRENCY) measured.push(await mixed(stack, account.api_key, label, concurrency));
+    table(measured.flatMap((m) => m.sides));
+    for (const m of measured) printRatio(stack, m);
     const held: NotificationFigures[] = [];
     const agentUrl = stack.mode === 'processes' ? await stack.addGateway() : stack.baseUrl;
     for (const concurrency of CONCURRENCY) held.push(...(await heldAnswers(stack, agentUrl, label, concurrency)));
@@ -350,8 +325,9 @@ export const hooksBench: BenchCase = {
     'POST /hooks/claude-code a rule answers, beside POST /actions the same rule answers; approve → held hook answer',
   async run(infra) {
     out(
-      `(1) ${ROUNDS} rounds of ${SLICE_SECONDS} s slices each at ${CONCURRENCY.join(' and ')} at a time (after 1 s each to warm up); ` +
-        `an auto_approve rule (data_access, risk low) answers both: the hook's Read and the same request as a plain create`,
+      `(1) ${MIXED_SECONDS} s at ${CONCURRENCY.join(' and ')} at a time (after 1 s to warm up), each loop alternating a plain create ` +
+        `and a hook call (so each has half the requests); an auto_approve rule (data_access, risk low) answers both: the hook's ` +
+        `Read and, as POST /actions, the request it makes`,
     );
     const held: NotificationFigures[] = [];
     const modes: Array<[StackMode, string]> = [['all-in-one', '(a) all-in-one']];
