@@ -61,12 +61,23 @@ export async function runServiceProcess(spec: ServiceProcess): Promise<void> {
   const where = { config, log, name: spec.name };
   const { sql, embedded } = await connectNeededDatabase(spec.database, where);
   const bus = await connectNeededBus(spec.bus, where);
+  // Ready (GET /readyz on the metrics port) from the moment it serves until it starts to stop, while Postgres answers.
+  let serving = false;
+  const ready = async () =>
+    serving &&
+    (!sql ||
+      (await sql`select 1`.then(
+        () => true,
+        () => false,
+      )));
   if (spec.metricsServer ?? true)
-    await startMetricsServer({ config: { ...config, METRICS_PORT: metricsPortOf(config, spec.name) }, log });
+    await startMetricsServer({ config: { ...config, METRICS_PORT: metricsPortOf(config, spec.name) }, log, ready });
   try {
     const service = await spec.start({ config, log, bus, sql });
+    serving = true;
     log.info({ bus: bus.kind, database: embedded ? 'embedded' : sql ? 'external' : 'none' }, `${title} ready`);
     await untilSignal(log);
+    serving = false;
     await service.stop();
   } finally {
     await bus.close();

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { configureMetrics, METRICS_CONTENT_TYPE, metricsText } from './registry.js';
@@ -19,23 +19,47 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
+/** GET /healthz (the process answers) and GET /readyz (200 while `ready` says so, else 503) for probes. */
+function answerProbe(path: string, response: ServerResponse, ready: () => Promise<boolean>): void {
+  if (path === '/healthz') {
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    return;
+  }
+  ready().then(
+    (yes) =>
+      response
+        .writeHead(yes ? 200 : 503, { 'content-type': 'application/json' })
+        .end(yes ? '{"ready":true}' : '{"ready":false,"detail":"Not serving: starting, stopping or no database"}'),
+    () => response.writeHead(503, { 'content-type': 'application/json' }).end('{"ready":false}'),
+  );
+}
+
 /**
- * The metrics endpoint of a service process that has no HTTP port of its own: GET /metrics on METRICS_PORT.
- * It does not keep the process alive, so a main needs no line to stop it. With METRICS=false nothing listens.
+ * The metrics endpoint of a service process that has no HTTP port of its own: GET /metrics on METRICS_PORT, with
+ * GET /healthz and GET /readyz beside it for Kubernetes' probes (`ready`: whether the process serves; always when
+ * not given). It does not keep the process alive, so a main needs no line to stop it. With METRICS=false nothing
+ * listens.
  */
 export async function startMetricsServer(options: {
   config: { METRICS: boolean; METRICS_PORT: number; HOST: string };
   log: Logger;
+  ready?: () => Promise<boolean>;
 }): Promise<MetricsServer> {
   const { config, log } = options;
+  const ready = options.ready ?? (async () => true);
   configureMetrics({ enabled: config.METRICS });
   if (!config.METRICS) return { port: 0, close: async () => {} };
   const server = createServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || path !== '/metrics') {
+    const path = (request.url ?? '/').split('?')[0]!;
+    const readable = request.method === 'GET' || request.method === 'HEAD';
+    if (readable && (path === '/healthz' || path === '/readyz')) {
+      answerProbe(path, response, ready);
+      return;
+    }
+    if (!readable || path !== '/metrics') {
       response
         .writeHead(404, { 'content-type': 'application/json' })
-        .end('{"detail":"Only GET /metrics is served here"}');
+        .end('{"detail":"Only GET /metrics, /healthz and /readyz are served here"}');
       return;
     }
     metricsText().then(

@@ -156,6 +156,13 @@ for (const { mode, skip } of modes) {
           expect(servicePage.types.has('nodejs_eventloop_lag_seconds'), service).toBe(true);
           if (service === 'notifier') expect(servicePage.types.has('agent_auth_webhook_attempts_total')).toBe(true);
         }
+        // Kubernetes' probes (deploy/kubernetes): every one of them serving is ready.
+        for (const service of ['actions', 'policy', 'notifier', 'vault-executor']) {
+          const [child] = stack.processes(service);
+          const port = metricsPortOf(stack.outputOf(child!));
+          expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status, service).toBe(200);
+          expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status, service).toBe(200);
+        }
       });
     }
 
