@@ -37,6 +37,7 @@ export const idPrefixes = {
   webhookSecret: 'whsec_',
   passkey: 'pk_',
   grant: 'grt_',
+  policy: 'pol_',
   executionClaim: 'clm_',
 } as const;
 

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import { z } from 'zod';
 import type { RuleView, SpendingLimitView } from './http/policy.js';
+import type { PolicyView } from './http/policy-language.js';
 
 // canonicalize ships CommonJS; under NodeNext its default export arrives as the module object.
 const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? canonicalizeModule) as (
@@ -51,10 +52,21 @@ export function requestHash(shown: ShownRequest): string {
 
 /**
  * The receipt's `policy_version`: SHA-256 of the canonical JSON of the account's rules (evaluation order) and
- * spending limits exactly as GET /rules and GET /spending-limits show them, so a holder can recompute it.
+ * spending limits exactly as GET /rules and GET /spending-limits show them, so a holder can recompute it; with
+ * `policies` (GET /policies, when the account has any) and `timezone` (GET /account/settings, when not UTC).
  */
-export function policyVersion(rules: RuleView[], limits: SpendingLimitView[]): string {
-  return canonicalSha256({ rules, spending_limits: limits });
+export function policyVersion(
+  rules: RuleView[],
+  limits: SpendingLimitView[],
+  more: { policies?: PolicyView[]; timezone?: string } = {},
+): string {
+  const { policies, timezone } = more;
+  return canonicalSha256({
+    rules,
+    spending_limits: limits,
+    ...(policies && policies.length > 0 ? { policies } : {}),
+    ...(timezone && timezone !== 'UTC' ? { timezone } : {}),
+  });
 }
 
 /** One event of an account's audit chain, as GET /audit serves it. */

@@ -7,7 +7,7 @@ export const StoredText = () => z.string().refine((s) => !s.includes('\u0000'), 
 export function describeZodError(error: z.ZodError, root = 'body', input?: unknown): string {
   const issue = error.issues[0];
   if (!issue) return `Invalid ${root}`;
-  const field = issue.path.length ? issue.path.map(String).join('.') : root;
+  const field = issue.path.length ? fieldPath(issue.path) : root;
   let message = issue.message;
   if (
     (issue.code === 'invalid_type' && /received undefined/.test(message)) ||
@@ -21,6 +21,13 @@ export function describeZodError(error: z.ZodError, root = 'body', input?: unkno
     message = `has unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
   else message = message.charAt(0).toLowerCase() + message.slice(1);
   return `${field}: ${message}`;
+}
+
+/** A field's path as a detail names it: `conditions[2].op` (list positions in brackets, keys after dots). */
+function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+  return path
+    .map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+    .join('');
 }
 
 function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {

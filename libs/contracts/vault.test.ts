@@ -19,9 +19,9 @@ describe('CreateCredentialBody', () => {
 
   it.each([
     [{ allowed_hosts: [] }, /^allowed_hosts/],
-    [{ allowed_hosts: ['https://api.github.com'] }, /^allowed_hosts\.0/],
-    [{ allowed_hosts: ['api.github.com:443'] }, /^allowed_hosts\.0/],
-    [{ allowed_hosts: ['*.github.com'] }, /^allowed_hosts\.0/],
+    [{ allowed_hosts: ['https://api.github.com'] }, /^allowed_hosts\[0\]/],
+    [{ allowed_hosts: ['api.github.com:443'] }, /^allowed_hosts\[0\]/],
+    [{ allowed_hosts: ['*.github.com'] }, /^allowed_hosts\[0\]/],
     [{ credential_value: 'a\r\nX-Evil: 1' }, /^credential_value/],
     [{ credential_value: 'tab\tinside' }, /^credential_value/],
     [{ credential_value: '' }, /^credential_value/],

@@ -47,6 +47,7 @@ export const errors = {
     () => 'Idempotency-Key: must be 1 to 255 printable ASCII characters',
   ),
   amountTooSmall: entry('amount_too_small', 400, () => 'amount: must be at least 0.01'),
+  invalidPolicy: entry('invalid_policy', 400, (problem: string) => `cedar: ${problem}`),
   callbackUrlNotHttps: entry('callback_url_not_https', 400, () => 'callback_url: must be an https URL'),
   vaultRequestNotSystem: entry(
     'vault_request_not_system',
@@ -138,6 +139,7 @@ export const errors = {
   ruleNotFound: entry('rule_not_found', 404, (id: string) => `Rule '${id}' not found`),
   spendingLimitNotFound: entry('spending_limit_not_found', 404, (id: string) => `Spending limit '${id}' not found`),
   grantNotFound: entry('grant_not_found', 404, (id: string) => `Grant '${id}' not found`),
+  policyNotFound: entry('policy_not_found', 404, (id: string) => `Policy '${id}' not found`),
   credentialNotFound: entry('credential_not_found', 404, (id: string) => `Credential '${id}' not found`),
   serviceCredentialNotFound: entry(
     'service_credential_not_found',
@@ -192,6 +194,11 @@ export const errors = {
     'too_many_spending_limits',
     409,
     (max: number) => `Too many spending limits: an account can have at most ${max}`,
+  ),
+  tooManyPolicies: entry(
+    'too_many_policies',
+    409,
+    (max: number) => `Too many Cedar policies: an account can have at most ${max}`,
   ),
   passkeyExists: entry('passkey_exists', 409, () => 'This passkey is already registered'),
   pushNotConfigured: entry(

@@ -6,7 +6,10 @@ import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
 import { decisionHandlers } from './handlers/decisions.js';
 import { settingsHandlers } from './handlers/settings.js';
+import { policyLanguageHandlers } from './handlers/policies.js';
 import { createAccountPolicyStore } from './store/account-policy.js';
+import { createAccountSettingsStore } from './store/account-settings.js';
+import { createCedarPolicyStore } from './store/cedar-policies.js';
 import { createLimitStore } from './store/limits.js';
 import { createGrantStore } from './store/grants.js';
 import { createRuleStore } from './store/rules.js';
@@ -16,6 +19,7 @@ import { createSpendCache } from './store/spend-cache.js';
 import { createDecisions } from './use-cases/decisions.js';
 import type { PolicyDeps } from './use-cases/deps.js';
 import { createSettings } from './use-cases/settings.js';
+import { createPolicies } from './use-cases/policies.js';
 
 /** How long a replica keeps an account's rules and limits without hearing of a change (bounds a lost event). */
 const POLICY_CACHE_TTL_MS = 30_000;
@@ -39,6 +43,8 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
     rules: createRuleStore(sql),
     limits: createLimitStore(sql),
     grants: createGrantStore(sql),
+    cedarPolicies: createCedarPolicyStore(sql),
+    accountSettings: createAccountSettingsStore(sql),
     spend: createSpendStore(sql),
     accountPolicy,
     policyCache,
@@ -53,11 +59,12 @@ export async function startPolicyService(input: { bus: Bus; sql: Sql; settings: 
   const served = await serveBusService({
     ...input,
     name: 'policy',
-    description: 'Rules, spending limits, automatic decisions and spend accounting',
+    description: 'Rules, Cedar policies, spending limits, automatic decisions and spend accounting',
     migrations: { schema: 'policy', dir: `${packageDir(import.meta.url)}/store/migrations` },
     health: policyEndpoints.health,
     handlers: [
       ...settingsHandlers(createSettings({ ...deps, announceChange })),
+      ...policyLanguageHandlers(createPolicies({ ...deps, announceChange })),
       ...decisionHandlers(createDecisions(deps)),
     ],
     concurrency: input.settings.BUS_CONCURRENCY,

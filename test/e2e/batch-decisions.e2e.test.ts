@@ -152,7 +152,7 @@ for (const { mode, skip } of modes) {
         [{}, /requests/],
         [{ requests: [] }, /requests/],
         [{ requests: Array.from({ length: 51 }, (_, i) => ({ id: `act_${i}` })) }, /requests/],
-        [{ requests: [{}] }, /requests\.0\.id/],
+        [{ requests: [{}] }, /requests\[0\]\.id/],
         [{ requests: [{ id: 'x' }], totp_code: 'abc' }, /totp_code/],
       ] as const) {
         const r = await device.post('/actions/approve', body);

@@ -170,7 +170,7 @@ for (const { mode, skip } of modes) {
         credential_value: 'v',
         allowed_hosts: ['https://x.com/path'],
       });
-      expect(badHost.body.detail).toMatch(/^allowed_hosts\.0/);
+      expect(badHost.body.detail).toMatch(/^allowed_hosts\[0\]/);
       const badType = await device.post('/vault/credentials', {
         service_name: 's',
         credential_value: 'v',

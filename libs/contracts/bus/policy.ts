@@ -17,6 +17,7 @@ import {
 } from '../http/policy.js';
 import { GrantList, GrantMatchView, GrantView } from '../http/grants.js';
 import { shellCommandOf } from '../hooks/tool-calls.js';
+import { ConditionView } from '../http/conditions.js';
 
 const Cents = z.number().int().min(1);
 
@@ -39,8 +40,37 @@ export const DecideRequest = z.object({
   session_id: z.string().nullish(),
   /** The tool call's shell command, when it runs one. */
   command: z.string().nullish(),
+  /** What rules' conditions and Cedar policies read besides the fields above (absent: not known). */
+  title: z.string().optional(),
+  reversible: z.boolean().optional(),
+  /** The scalar values of the request's top-level metadata keys (metadataScalarsOf); absent when it has none. */
+  metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 export type DecideRequest = z.infer<typeof DecideRequest>;
+
+/** A request's top-level metadata values that are strings, numbers or booleans: what conditions compare. */
+export type MetadataScalars = Record<string, string | number | boolean>;
+
+/**
+ * The top-level scalar values of a request's metadata, for the policy question (metadata is at most 20 keys and
+ * 8 KiB, so this is bounded); objects, arrays and nulls are left out. Undefined when there are none.
+ */
+export function metadataScalarsOf(metadata: Record<string, unknown> | null | undefined): MetadataScalars | undefined {
+  if (!metadata) return undefined;
+  let scalars: MetadataScalars | undefined;
+  for (const key in metadata) {
+    const value = metadata[key];
+    if (
+      typeof value === 'string' ||
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value))
+    ) {
+      scalars ??= {};
+      scalars[key] = value;
+    }
+  }
+  return scalars;
+}
 
 /** What a grant's match reads of a tool call request. */
 export interface ToolCallFacts {
@@ -136,6 +166,8 @@ export const NewRule = z.object({
   risk_level_max: RiskLevel.nullable(),
   amount_max_cents: z.number().int().nullable(),
   quorum: z.number().int().nullable(),
+  /** All must hold for the rule to apply; null: none. */
+  conditions: z.array(ConditionView).nullable(),
 });
 export type NewRule = z.infer<typeof NewRule>;
 
@@ -151,8 +183,8 @@ export type NewSpendingLimit = z.infer<typeof NewSpendingLimit>;
 
 /** The bus message of a validated POST /rules body. */
 export function newRuleOf(device: DevicePrincipal, body: CreateRuleBody): NewRule {
-  const { name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum } = body;
-  return { device, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum };
+  const { name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, conditions } = body;
+  return { device, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, conditions };
 }
 
 /** The bus message of a validated POST /spending-limits body (the amount, in dollars there, in cents here). */

@@ -10,6 +10,8 @@ export const RequestParams = z.object({ request_id: PathId });
 export const AgentParams = z.object({ agent_id: PathId });
 /** `{rule_id}` of /rules/{rule_id}. */
 export const RuleParams = z.object({ rule_id: PathId });
+/** `{policy_id}` of /policies/{policy_id}. */
+export const PolicyParams = z.object({ policy_id: PathId });
 /** `{limit_id}` of /spending-limits/{limit_id}. */
 export const LimitParams = z.object({ limit_id: PathId });
 /** `{credential_id}` of /vault/credentials/{credential_id}. */

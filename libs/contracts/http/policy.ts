@@ -3,6 +3,7 @@ import { StoredText } from '../validation.js';
 import { toCents } from '../amounts.js';
 import { ActionType, RiskLevel } from '../enums.js';
 import { fieldLimits } from './actions.js';
+import { ConditionsBody, ConditionView } from './conditions.js';
 
 export const ruleDecisions = ['auto_approve', 'auto_deny', 'require_quorum'] as const;
 export const RuleDecision = z.enum(ruleDecisions);
@@ -26,37 +27,50 @@ export const policyLimits = {
 // Agents are named by their public id (agt_…); anything else can never match, so it is refused at once.
 const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, 'must be an agent id (agt_…)');
 
+const ruleFields = {
+  name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
+  decision: RuleDecision,
+  action_type: ActionType.nullish().transform((v) => v ?? null),
+  agent_id: AgentId.nullish().transform((v) => v ?? null),
+  risk_level_max: RiskLevel.nullish().transform((v) => v ?? null),
+  amount_max_cents: z
+    .number()
+    .int('must be a whole number of cents')
+    .min(0)
+    .max(policyLimits.maxAmountCents)
+    .nullish()
+    .transform((v) => v ?? null),
+  /** With `require_quorum`: how many distinct devices of the account must approve, 2–10. */
+  quorum: z
+    .number()
+    .int('must be a whole number')
+    .min(policyLimits.quorumMin, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
+    .max(policyLimits.quorumMax, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
+    .nullish()
+    .transform((v) => v ?? null),
+  /** 1–10 conditions on the request, all of which must hold (null: none). */
+  conditions: ConditionsBody.nullish().transform((v) => v ?? null),
+};
+
+const quorumGoesWithItsDecision = (
+  rule: { decision: RuleDecision; quorum: number | null },
+  ctx: z.core.$RefinementCtx,
+) => {
+  if (rule.decision === 'require_quorum' && rule.quorum === null)
+    ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is required with decision require_quorum' });
+  if (rule.decision !== 'require_quorum' && rule.quorum !== null)
+    ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is only for decision require_quorum' });
+};
+
 /** Body of POST /rules. Unset or null filters match everything. */
-export const CreateRuleBody = z
-  .object({
-    name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
-    decision: RuleDecision,
-    action_type: ActionType.nullish().transform((v) => v ?? null),
-    agent_id: AgentId.nullish().transform((v) => v ?? null),
-    risk_level_max: RiskLevel.nullish().transform((v) => v ?? null),
-    amount_max_cents: z
-      .number()
-      .int('must be a whole number of cents')
-      .min(0)
-      .max(policyLimits.maxAmountCents)
-      .nullish()
-      .transform((v) => v ?? null),
-    /** With `require_quorum`: how many distinct devices of the account must approve, 2–10. */
-    quorum: z
-      .number()
-      .int('must be a whole number')
-      .min(policyLimits.quorumMin, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
-      .max(policyLimits.quorumMax, `must be ${policyLimits.quorumMin} to ${policyLimits.quorumMax}`)
-      .nullish()
-      .transform((v) => v ?? null),
-  })
-  .superRefine((rule, ctx) => {
-    if (rule.decision === 'require_quorum' && rule.quorum === null)
-      ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is required with decision require_quorum' });
-    if (rule.decision !== 'require_quorum' && rule.quorum !== null)
-      ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is only for decision require_quorum' });
-  });
+export const CreateRuleBody = z.object(ruleFields).superRefine(quorumGoesWithItsDecision);
 export type CreateRuleBody = z.infer<typeof CreateRuleBody>;
+
+/** A rule not saved yet (a replay's draft, a suggestion): as POST /rules takes it, its name optional. */
+export const DraftRuleBody = z
+  .object({ ...ruleFields, name: ruleFields.name.optional().transform((v) => v ?? 'draft') })
+  .superRefine(quorumGoesWithItsDecision);
+export type DraftRuleBody = z.infer<typeof DraftRuleBody>;
 
 /** A stored rule; `rule_id` is the id the paths use, `id` the same value under the name every record uses. */
 export const RuleView = z.object({
@@ -70,6 +84,8 @@ export const RuleView = z.object({
   amount_max_cents: z.number().int().nullable(),
   /** Only on a require_quorum rule (so the policy_version of other rules is as it was). */
   quorum: z.number().int().optional(),
+  /** Only on a rule with conditions (likewise). */
+  conditions: z.array(ConditionView).optional(),
   created_at: z.string(),
 });
 export type RuleView = z.infer<typeof RuleView>;

@@ -4,6 +4,7 @@ import {
   type AgentPrincipal,
   type NewAction,
   newId,
+  metadataScalarsOf,
   type PolicyDecision,
   toolCallFactsOf,
 } from '@agent-auth/contracts';
@@ -71,6 +72,10 @@ export function createActionCreation(deps: Deps) {
       amount_cents: p.amountCents,
       currency: action.currency,
       recipient: action.recipient,
+      // What rules' conditions and Cedar policies read besides: the title, and the metadata's scalar values.
+      title: action.title,
+      reversible: action.reversible,
+      metadata: metadataScalarsOf(action.metadata),
     };
     // A tool call's tool, session and command, for grants with a match; other requests go as they are.
     const call = toolCallFactsOf(action.metadata);

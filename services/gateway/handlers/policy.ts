@@ -12,9 +12,11 @@ import {
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
+import { policyLanguageRoutes } from './policy-language.js';
 
-/** Rules and spending limits (device) and the agent's spending summary. */
+/** Rules, Cedar policies and spending limits (device) and the agent's spending summary. */
 export function policyRoutes(app: FastifyInstance, bus: Bus): void {
+  policyLanguageRoutes(app, bus);
   addRoute(app, {
     method: 'POST',
     url: '/rules',
@@ -22,8 +24,10 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
     summary: 'Create a rule',
     description:
       'Adds a rule that approves or denies matching requests at creation (by action type, risk level, ' +
-      'agent, amount); rules are evaluated in creation order and the first match wins, after spending ' +
-      'limits.',
+      'agent, amount, and `conditions`: 1–10 `{field, op, value}` that must all hold, on `recipient`, `title`, ' +
+      '`currency`, `amount`, `risk_level`, `tool_name`, `metadata.<key>`, `local_hour`, `weekday`); rules are ' +
+      'evaluated in creation order and the first match wins, after spending limits. A bad condition is a 400 ' +
+      'naming it (`conditions[2].op: …`).',
     auth: 'device',
     body: CreateRuleBody,
     response: ep.createRule.response,

@@ -1,5 +1,6 @@
+import type { PreparedPolicies } from '@agent-auth/policy-language';
 import type { GrantScope } from './grant-matching.js';
-import type { LimitRow, RuleRow } from './rows.js';
+import type { CedarPolicyRow, LimitRow, RuleRow } from './rows.js';
 
 /** A rule as a decision reads it: its account is the one asking. */
 export type DecisionRule = Pick<
@@ -12,8 +13,11 @@ export type DecisionRule = Pick<
   | 'risk_level_max'
   | 'amount_max_cents'
   | 'quorum'
+  | 'conditions'
   | 'created_at'
 >;
+/** A Cedar policy as a decision reads it. */
+export type DecisionCedarPolicy = Pick<CedarPolicyRow, 'id' | 'name' | 'cedar' | 'created_at'>;
 /** A spending limit as a decision reads it (its running total comes from the spend store). */
 export type PolicyLimit = Pick<
   LimitRow,
@@ -29,6 +33,11 @@ export interface AccountPolicy {
    * most accounts, so a decision looks no further. Use is counted in the database, under the lock.
    */
   grants: GrantScope[];
-  /** The receipts' policy_version of exactly these rules and limits. */
+  /** The Cedar policies in creation order, consulted when no rule matched; `cedar` is them parsed (null: none). */
+  policies: DecisionCedarPolicy[];
+  cedar: PreparedPolicies | null;
+  /** The time zone of `local_hour` and `weekday` conditions (an IANA name; UTC unless the account set one). */
+  timezone: string;
+  /** The receipts' policy_version of exactly these rules, limits, policies and time zone. */
   version: string;
 }

@@ -1,4 +1,4 @@
-import type { ActionType, LimitPeriod, RiskLevel, RuleDecision } from '@agent-auth/contracts';
+import type { ActionType, Condition, LimitPeriod, RiskLevel, RuleDecision } from '@agent-auth/contracts';
 import type { GrantMatch } from './grant-matching.js';
 
 /** A rule as the store hands it out (bigints already numbers). */
@@ -13,6 +13,17 @@ export interface RuleRow {
   amount_max_cents: number | null;
   /** Distinct devices a require_quorum rule needs; null for other rules. */
   quorum: number | null;
+  /** All must hold for the rule to apply; null: none. */
+  conditions: Condition[] | null;
+  created_at: Date;
+}
+
+/** A Cedar policy as the store hands it out. */
+export interface CedarPolicyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  cedar: string;
   created_at: Date;
 }
 

@@ -1,5 +1,6 @@
 import { fromCents, type GrantView, type RuleView, type SpendingLimitView } from '@agent-auth/contracts';
-import type { GrantRow, LimitRow, RuleRow } from './rows.js';
+import type { PolicyView } from '@agent-auth/contracts';
+import type { CedarPolicyRow, GrantRow, LimitRow, RuleRow } from './rows.js';
 
 /** The public record of a rule. */
 export function toRuleView(row: RuleRow): RuleView {
@@ -13,6 +14,18 @@ export function toRuleView(row: RuleRow): RuleView {
     risk_level_max: row.risk_level_max,
     amount_max_cents: row.amount_max_cents,
     ...(row.quorum === null ? {} : { quorum: row.quorum }),
+    ...(row.conditions === null ? {} : { conditions: row.conditions }),
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** The public record of a Cedar policy. */
+export function toPolicyView(row: CedarPolicyRow): PolicyView {
+  return {
+    id: row.id,
+    policy_id: row.id,
+    name: row.name,
+    cedar: row.cedar,
     created_at: row.created_at.toISOString(),
   };
 }

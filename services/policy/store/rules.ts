@@ -22,19 +22,21 @@ export function createRuleStore(sql: Sql) {
     ): Promise<RuleRow | undefined> {
       const [row] = await sql<RawRule[]>`
         insert into policy.rules (id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents,
-          quorum)
+          quorum, conditions)
         select ${id}, ${accountId}, ${rule.name}, ${rule.decision}, ${rule.action_type}, ${rule.agent_id},
-               ${rule.risk_level_max}, ${rule.amount_max_cents}, ${rule.quorum}
+               ${rule.risk_level_max}, ${rule.amount_max_cents}, ${rule.quorum},
+               ${rule.conditions === null ? null : sql.json(rule.conditions as never)}
         where (select count(*) from policy.rules where account_id = ${accountId}) < ${cap}
         returning id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum,
-          created_at`;
+          conditions, created_at`;
       return row && toRow(row);
     },
 
     /** An account's rules in the order they are evaluated. */
     async list(accountId: string): Promise<RuleRow[]> {
       const rows = await sql<RawRule[]>`
-        select id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, created_at
+        select id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum,
+          conditions, created_at
         from policy.rules where account_id = ${accountId} order by seq`;
       return rows.map(toRow);
     },

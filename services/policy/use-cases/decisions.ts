@@ -6,14 +6,15 @@ import {
   type PolicyDecision,
   type RecordSpendRequest,
   type ReleaseSpendRequest,
+  type RuleDecision,
 } from '@agent-auth/contracts';
-import type { DecisionRule, PolicyLimit } from '../domain/account-policy.js';
+import { automaticMatch, momentOf } from '@agent-auth/policy-language';
+import type { PolicyLimit } from '../domain/account-policy.js';
 import type { CachedPolicy } from '../store/policy-cache.js';
 import type { SpendScope } from '../store/spend.js';
 import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, type LimitStanding, limitApplies, summarize } from '../domain/limit-checks.js';
 import { type PeriodWindows, periodWindows } from '../domain/period-windows.js';
-import { firstMatchingRule } from '../domain/rule-matching.js';
 import { coveringGrants } from '../domain/grant-matching.js';
 
 /** A decision before the version of the policy it was taken under is attached (the receipts' policy_version). */
@@ -21,12 +22,35 @@ type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'po
 
 const PENDING: Verdict = { outcome: 'pending' };
 
-function byRule(rule: DecisionRule, spendRecorded: boolean): Verdict {
+/** What settles a request: the first matching rule, or the Cedar policy that matched when no rule did. */
+interface Decider {
+  name: string;
+  decision: RuleDecision;
+  quorum: number | null;
+  /** `rule:<name>` or `policy:<name>` in the request's resolved_by. */
+  cites: 'rule' | 'policy';
+}
+
+/** The rule that matches the request, else the Cedar policy (a forbid before a permit); undefined: neither. */
+function deciderOf(policy: CachedPolicy, req: DecideRequest, now: Date): Decider | undefined {
+  const match = automaticMatch(policy, req, req.action_id, momentOf(now, policy.timezone));
+  if (!match) return undefined;
+  if (match.rule) return { ...match.rule, cites: 'rule' };
+  const { effect, policy: cedar } = match.cedar;
+  return {
+    name: cedar.name,
+    decision: effect === 'permit' ? 'auto_approve' : 'auto_deny',
+    quorum: null,
+    cites: 'policy',
+  };
+}
+
+function byRule(rule: Decider, spendRecorded: boolean): Verdict {
   // A quorum rule decides that the request waits for that many devices of the account.
   if (rule.decision === 'require_quorum') return { outcome: 'pending', rule_applied: rule.name, quorum: rule.quorum! };
   return {
     outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
-    resolved_by: `rule:${rule.name}`,
+    resolved_by: `${rule.cites}:${rule.name}`,
     rule_applied: rule.name,
     spend_recorded: spendRecorded,
   };
@@ -86,7 +110,12 @@ function spendOf(req: Pick<DecideRequest, 'action_id' | 'agent_id' | 'action_typ
  */
 async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecision> {
   const policy = await deps.policyCache.get(req.account_id);
-  if (policy.rules.length === 0 && policy.limits.length === 0 && policy.grants.length === 0) {
+  if (
+    policy.rules.length === 0 &&
+    policy.limits.length === 0 &&
+    policy.grants.length === 0 &&
+    policy.policies.length === 0
+  ) {
     return { outcome: 'pending', policy_version: policy.version, no_policy: true };
   }
   const decision = await decideFrom(deps, policy, req, false);
@@ -115,7 +144,8 @@ async function decideFrom(
 ): Promise<Verdict | typeof STALE> {
   const amount = req.amount_cents;
   const now = deps.now();
-  const rule = firstMatchingRule(policy.rules, req);
+  // The rules in order, then the Cedar policies; limits still come first, and grants after both.
+  const rule = deciderOf(policy, req, now);
   const covering = amount === null ? [] : policy.limits.filter((l) => limitApplies(l, req));
   if (amount !== null && req.currency !== 'USD' && covering.length > 0) {
     // Limits are in USD and there is no exchange rate to check this amount against them: a person decides.

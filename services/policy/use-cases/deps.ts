@@ -1,4 +1,6 @@
 import type { AccountPolicyStore } from '../store/account-policy.js';
+import type { AccountSettingsStore } from '../store/account-settings.js';
+import type { CedarPolicyStore } from '../store/cedar-policies.js';
 import type { PolicyCache } from '../store/policy-cache.js';
 import type { LimitStore } from '../store/limits.js';
 import type { GrantStore } from '../store/grants.js';
@@ -11,6 +13,8 @@ export interface PolicyDeps {
   rules: RuleStore;
   limits: LimitStore;
   grants: GrantStore;
+  cedarPolicies: CedarPolicyStore;
+  accountSettings: AccountSettingsStore;
   spend: SpendStore;
   accountPolicy: AccountPolicyStore;
   /** This replica's copy of each account's rules and limits (dropped on every change, on every replica). */

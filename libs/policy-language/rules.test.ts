@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { firstMatchingRule, ruleMatches, type ActionFacts, type RuleCriteria } from './rule-matching.js';
+import type { RequestFacts as ActionFacts } from './facts.js';
+import { firstMatchingRule, type RuleCriteria, ruleMatches } from './rules.js';
 
 const any: RuleCriteria = { action_type: null, agent_id: null, risk_level_max: null, amount_max_cents: null };
 const action: ActionFacts = { action_type: 'purchase', agent_id: 'agt_a', risk_level: 'medium', amount_cents: 1000 };

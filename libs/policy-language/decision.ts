@@ -1,0 +1,37 @@
+import type { ReplayOutcome, RuleDecision } from '@agent-auth/contracts';
+import { type CedarVerdict, cedarVerdict, type PreparedPolicies } from './cedar.js';
+import type { RequestFacts } from './facts.js';
+import type { Moment } from './local-time.js';
+import { firstMatchingRule, type RuleCriteria } from './rules.js';
+
+/** What decides an account's requests before any limit or grant: its rules in order, then its Cedar policies. */
+export interface RulesAndPolicies<R extends RuleCriteria> {
+  rules: readonly R[];
+  cedar: PreparedPolicies | null;
+}
+
+/** What settles a request automatically: the first matching rule, else Cedar's verdict; null leaves it to a person. */
+export type AutomaticMatch<R> = { rule: R; cedar?: undefined } | { rule?: undefined; cedar: CedarVerdict } | null;
+
+/**
+ * The rule or Cedar policy that decides a request: the ordered rules first (the first match wins); Cedar only when
+ * no rule matched (a matching forbid, else a matching permit).
+ */
+export function automaticMatch<R extends RuleCriteria>(
+  policy: RulesAndPolicies<R>,
+  facts: RequestFacts,
+  requestId: string,
+  moment: Moment,
+): AutomaticMatch<R> {
+  const rule = firstMatchingRule(policy.rules, facts, moment);
+  if (rule) return { rule };
+  const verdict = policy.cedar ? cedarVerdict(policy.cedar, facts, requestId, moment) : null;
+  return verdict ? { cedar: verdict } : null;
+}
+
+/** What a match decides, as a replay counts it (limits and grants aside). */
+export function outcomeOf(match: AutomaticMatch<{ decision: RuleDecision }>): ReplayOutcome {
+  if (!match) return 'pending';
+  if (match.cedar) return match.cedar.effect === 'permit' ? 'approve' : 'deny';
+  return match.rule.decision === 'auto_approve' ? 'approve' : match.rule.decision === 'auto_deny' ? 'deny' : 'pending';
+}
