@@ -71,6 +71,10 @@ export const ConfigSchema = z.object({
     .default(256 * 1024),
   VAULT_EXTRA_CA_CERTS: z.string().optional(),
   RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Days requests are kept: older months' partitions are dropped (docs/decisions.md); unset keeps every request. */
+  RETENTION_DAYS: z.coerce.number().int().min(7).max(36_500).optional(),
+  /** How often the actions service makes the coming months' request partitions and applies RETENTION_DAYS. */
+  PARTITION_UPKEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
@@ -192,6 +196,8 @@ export const actionsSettingKeys = slice(
   'SWEEP_INTERVAL_MS',
   'RECEIPTS',
   'AUDIT_SEAL_INTERVAL_MS',
+  'RETENTION_DAYS',
+  'PARTITION_UPKEEP_MS',
 );
 export const policySettingKeys = slice('BUS_CONCURRENCY');
 export const vaultSettingKeys = slice(

@@ -29,6 +29,8 @@ import { createAuditChainStore } from './store/audit-chain.js';
 import type { ReceiptKeys } from './domain/receipt-keys.js';
 import { createReceiptIssuer } from './use-cases/receipts.js';
 import { startAuditSealer } from './workers/audit-sealer.js';
+import { startPartitionKeeper } from './workers/partition-keeper.js';
+import { createRequestPartitionStore } from './store/request-partitions.js';
 import { type SealerThreadData, startAuditSealerThread } from './workers/audit-sealer-threaded.js';
 
 export { type PolicyDecider, policyOverBus } from './adapters/policy.js';
@@ -114,6 +116,12 @@ export async function startActionsService(input: ActionsServiceInput) {
     log,
   });
   const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log, keysVacuum);
+  const partitionKeeper = startPartitionKeeper({
+    partitions: createRequestPartitionStore(sql),
+    intervalMs: settings.PARTITION_UPKEEP_MS,
+    retentionDays: settings.RETENTION_DAYS,
+    log: log.child({ component: 'partition-keeper' }),
+  });
   const sealerLog = log.child({ component: 'audit-sealer' });
   const intervalMs = settings.AUDIT_SEAL_INTERVAL_MS;
   const sealer = !settings.RECEIPTS
@@ -124,6 +132,7 @@ export async function startActionsService(input: ActionsServiceInput) {
   return {
     async stop() {
       await sealer?.stop();
+      await partitionKeeper.stop();
       await sweeper.stop();
       await served.stop();
       await relay?.stop();

@@ -1,7 +1,9 @@
 // Reads at scale: one agent with BENCH_SCALE_REQUESTS (default 1,000,000) stored requests, seeded in SQL, and a few
 // hundred pending ones created through the API (with encrypted metadata, as a device's list shows them). Measures
 // p50/p99 of GET /actions (plain, each filter, both filters, deep in the list by cursor), GET /pending and
-// GET /account at BENCH_SCALE_CONNECTIONS (default 4) for BENCH_SCALE_SECONDS (default 5) each.
+// GET /account at BENCH_SCALE_CONNECTIONS (default 4) for BENCH_SCALE_SECONDS (default 5) each: first on the
+// requests table as it was before partitioning (one table), then after converting that same table online to monthly
+// partitions (migration 060's functions, as the partition keeper runs them), so both are measured on the same rows.
 import postgres from 'postgres';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
@@ -15,22 +17,62 @@ const options = {
 };
 // BENCH_SCALE_LISTS: a comma list of substrings; only the lists whose name contains one are measured (profiling).
 const MODE = (process.env.BENCH_SCALE_MODE ?? 'all-in-one') as StackMode;
+/** How far back the seeded requests go: a year, so that after partitioning they fill thirteen months. */
+const SPAN_SECONDS = 365 * 86_400;
 
-/** Resolved requests of every type, newest a few seconds ago, oldest about a month back: one INSERT … SELECT. */
+/**
+ * The requests table as it was before partitioning: one table with the same columns and indexes (and the indexes'
+ * names), in place of the partitioned one the service's migrations made of the empty table.
+ */
+async function unpartition(sql: postgres.Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`create table actions.requests_flat (like actions.requests including all)`;
+    const names = await tx<Array<{ name: string; body: string }>>`
+      select c.relname as name, regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ ', '') as body
+      from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = 'actions.requests'::regclass`;
+    await tx`drop table actions.requests`;
+    await tx`alter table actions.requests_flat rename to requests`;
+    for (const { name, body } of names) {
+      const [flat] = await tx<Array<{ name: string }>>`
+        select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
+        where i.indrelid = 'actions.requests'::regclass
+          and regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ ', '') = ${body}`;
+      await tx.unsafe(`alter index actions."${flat!.name}" rename to "${name}"`);
+    }
+  });
+}
+
+/** Converts the table to monthly partitions online, as the partition keeper does; answers how long it took. */
+async function partition(sql: postgres.Sql): Promise<{ seconds: number; swapMs: number }> {
+  const started = Date.now();
+  await sql`select actions.begin_requests_partitioning()`;
+  while ((await sql<Array<{ n: number }>>`select actions.backfill_requests(5000) as n`)[0]!.n > 0);
+  const swap = performance.now();
+  await sql`select actions.finish_requests_partitioning()`;
+  const swapMs = performance.now() - swap;
+  await sql`analyze actions.requests`;
+  return { seconds: (Date.now() - started) / 1000, swapMs };
+}
+
+/**
+ * Resolved requests of every type, newest a few seconds ago, oldest a year back, with ids as the service makes them
+ * (their time first): one INSERT … SELECT.
+ */
 async function seed(sql: postgres.Sql, account: { account_id: string; agent_id: string }): Promise<void> {
+  const step = SPAN_SECONDS / STORED;
   await sql`
     insert into actions.requests (id, account_id, agent_id, action_type, title, risk_level, risk_rank, reversible,
       amount_cents, currency, status, resolved_by, resolved_at, created_at, expires_at)
-    select 'act_seed' || lpad(g::text, 16, '0'), ${account.account_id}, ${account.agent_id},
+    select 'act_' || actions.time_prefix((extract(epoch from t) * 1000)::bigint) || lpad(g::text, 11, '0'),
+      ${account.account_id}, ${account.agent_id},
       (array['communication','purchase','scheduling','legal','data_access','social','system'])[1 + g % 7],
       'Seeded request ' || g, (array['low','medium','high','critical'])[1 + g % 4], g % 4, true,
       case when g % 3 = 0 then (g % 10000) + 1 end, 'USD',
       (array['approved','approved','approved','denied','denied','expired'])[1 + g % 6],
       case when g % 6 < 3 then 'user' when g % 6 < 5 then 'rule:seed' else 'system' end,
-      now() - make_interval(secs => g * 2.5) + interval '1 minute',
-      now() - make_interval(secs => g * 2.5),
-      now() - make_interval(secs => g * 2.5) + interval '5 minutes'
-    from generate_series(1, ${STORED}::int) g`;
+      t + interval '1 minute', t, t + interval '5 minutes'
+    from generate_series(1, ${STORED}::int) g,
+      lateral (select now() - make_interval(secs => g * ${step}::float8) as t) as at`;
   await sql`analyze actions.requests`;
 }
 
@@ -59,6 +101,7 @@ export const scaleBench: BenchCase = {
         const api = apiClient(stack.baseUrl);
         const account = await api.newAccount();
         await api.device(account.device_id).post('/account/plan', { plan: 'unlimited' });
+        await unpartition(sql);
         const started = Date.now();
         await seed(sql, account);
         const agent = api.agent(account.api_key);
@@ -98,20 +141,37 @@ export const scaleBench: BenchCase = {
           [`GET /pending (${PENDING} pending)`, '/pending', deviceHeaders],
           ['GET /account', '/account', deviceHeaders],
         ];
-        const figures: Figures[] = [];
         const only = process.env.BENCH_SCALE_LISTS?.split(',').filter(Boolean);
         const chosen = only ? lists.filter(([name]) => only.some((o) => name.includes(o))) : lists;
-        for (const [name, path, headers] of chosen)
-          figures.push(await loadGet(name, `${stack.baseUrl}${path}`, headers, options));
-        return figures;
+        const measure = async () => {
+          const figures: Figures[] = [];
+          for (const [name, path, headers] of chosen)
+            figures.push(await loadGet(name, `${stack.baseUrl}${path}`, headers, options));
+          return figures;
+        };
+        const before = await measure();
+        const converted = await partition(sql);
+        const [{ parts }] = await sql<Array<{ parts: number }>>`
+          select count(*)::int as parts from pg_inherits where inhparent = 'actions.requests'::regclass`;
+        out(
+          `  partitioned online in ${converted.seconds.toFixed(1)} s (swap ${converted.swapMs.toFixed(0)} ms): ${parts} partitions`,
+        );
+        return { before, after: await measure() };
       } finally {
         await sql.end();
         await stack.stop();
       }
     });
     out(`  ${options.connections} connections, ${options.seconds} s each; default page size 50`);
-    table(rows);
-    const slowest = rows.reduce((a, b) => (b.p99 > a.p99 ? b : a));
-    out(`slowest p99: ${slowest.p99.toFixed(1)} ms (${slowest.name}); goal: every list under 20 ms`);
+    out('  one table (before partitioning):');
+    table(rows.before);
+    out('  monthly partitions (after, the same rows):');
+    table(rows.after);
+    const slowest = (figures: Figures[]) => figures.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    const [before, after] = [slowest(rows.before), slowest(rows.after)];
+    out(
+      `slowest p99: before ${before.p99.toFixed(1)} ms (${before.name}), after ${after.p99.toFixed(1)} ms (${after.name}); ` +
+        'goal: every list under 20 ms, and no worse after partitioning',
+    );
   },
 };

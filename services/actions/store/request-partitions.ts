@@ -1,0 +1,51 @@
+import type { Sql } from '@agent-auth/db';
+
+/** Months of partitions kept ahead of today, so a create never finds its month missing. */
+const MONTHS_AHEAD = 2;
+
+/**
+ * The requests table's partitions (migration 060): the online conversion from the unpartitioned table, the months
+ * made ahead, and retention. Every step runs in SQL functions the migration made; they serialize on their own.
+ */
+export function createRequestPartitionStore(sql: Sql) {
+  return {
+    /** True while the conversion waits to be finished (the partitioned twin exists beside the old table). */
+    async converting(): Promise<boolean> {
+      const [row] = await sql<Array<{ twin: string | null }>>`
+        select to_regclass('actions.requests_partitioned')::text as twin`;
+      return row!.twin !== null;
+    },
+
+    /** Copies up to `batch` of the rows stored before the conversion began; answers how many it read. */
+    async backfill(batch: number): Promise<number> {
+      const [row] = await sql<Array<{ n: number }>>`select actions.backfill_requests(${batch}) as n`;
+      return row!.n;
+    },
+
+    /**
+     * Swaps the partitioned twin in (a short transaction in which writes wait), then gathers its partitions'
+     * statistics, which the copy left without (the lists' plans need them); false when there was nothing to do.
+     */
+    async finishConversion(): Promise<boolean> {
+      const [row] = await sql<Array<{ done: boolean }>>`select actions.finish_requests_partitioning() as done`;
+      if (row!.done) await sql`analyze actions.requests`;
+      return row!.done;
+    },
+
+    /** Makes this month's and the next months' partitions, once the table is partitioned. */
+    async addMonthsAhead(): Promise<void> {
+      await sql`
+        select actions.add_request_partitions('actions.requests', (now() at time zone 'utc')::date,
+          ((now() at time zone 'utc') + make_interval(months => ${MONTHS_AHEAD}))::date)
+        where (select relkind from pg_class where oid = 'actions.requests'::regclass) = 'p'`;
+    },
+
+    /** Drops the partitions whose requests were all made more than `days` ago; answers their names. */
+    async dropOlderThan(days: number): Promise<string[]> {
+      const rows = await sql<Array<{ name: string }>>`
+        select actions.drop_request_partitions(now() - make_interval(days => ${days})) as name`;
+      return rows.map((r) => r.name);
+    },
+  };
+}
+export type RequestPartitionStore = ReturnType<typeof createRequestPartitionStore>;
