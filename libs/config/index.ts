@@ -100,6 +100,14 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated')
     .default(''),
+  /** OAuth (the identity service): how long an access token for /mcp lives, and a refresh token. */
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(365 * 86_400)
+    .default(30 * 86_400),
   // Passkeys: the rp id they are bound to and the origins the app is served from; by default the host
   // (and origin) each request to the app names.
   WEBAUTHN_RP_ID: z
@@ -164,6 +172,7 @@ export const defaultMetricsPorts: Readonly<Record<string, number>> = {
   policy: 9465,
   'vault-executor': 9466,
   notifier: 9467,
+  identity: 9468,
 };
 
 /** The port a service process serves GET /metrics on: METRICS_PORT, else its own default (any free port if none). */
@@ -220,9 +229,18 @@ export const notifierSettingKeys = slice(
   'VAPID_PRIVATE_KEY',
   'VAPID_SUBJECT',
 );
+export const identitySettingKeys = slice(
+  'BUS_CONCURRENCY',
+  // A client ID metadata document at an http URL is fetched only from these hosts (local development).
+  'ALLOW_INSECURE_HOSTS',
+  'OAUTH_ACCESS_TOKEN_TTL_SECONDS',
+  'OAUTH_REFRESH_TOKEN_TTL_SECONDS',
+);
 export const gatewaySettingKeys = slice(
   'HOST',
   'PORT',
+  // The origin of the MCP resource and the OAuth issuer, the same on every replica.
+  'PUBLIC_BASE_URL',
   'AUTH_CACHE_TTL_MS',
   'LOG_REQUESTS',
   'TRUST_PROXY',
@@ -246,6 +264,7 @@ export type PolicySettings = Pick<Config, (typeof policySettingKeys)[number]>;
 export type VaultSettings = Pick<Config, (typeof vaultSettingKeys)[number]>;
 export type NotifierSettings = Pick<Config, (typeof notifierSettingKeys)[number]>;
 export type GatewaySettings = Pick<Config, (typeof gatewaySettingKeys)[number]>;
+export type IdentitySettings = Pick<Config, (typeof identitySettingKeys)[number]>;
 
 /** Only the named settings of a configuration: what a service is handed, so it cannot read anyone else's. */
 export function pickSettings<K extends keyof Config>(config: Config, keys: readonly K[]): Pick<Config, K> {

@@ -18,6 +18,8 @@ export * from './bus/policy.js';
 export * from './bus/policy-language.js';
 export * from './bus/vault.js';
 export * from './bus/events.js';
+export * from './http/oauth.js';
+export * from './bus/identity.js';
 export * from './bus/action-events.js';
 export * from './http/notifications.js';
 export * from './bus/notifier.js';

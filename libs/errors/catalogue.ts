@@ -72,6 +72,25 @@ export const errors = {
     (host: string) =>
       `Passkeys need the app to be served from a domain name (e.g. localhost), not '${host}'; or set WEBAUTHN_RP_ID`,
   ),
+  // OAuth 2.1 (RFC 6749, 7591, 8707): the codes are the RFCs' own, answered as {"error", "error_description"}.
+  oauthInvalidGrant: entry('invalid_grant', 400, (reason: string) => reason),
+  oauthUnsupportedGrantType: entry(
+    'unsupported_grant_type',
+    400,
+    (given: string) => `grant_type '${given}' is not supported: use authorization_code or refresh_token`,
+  ),
+  oauthUnsupportedResponseType: entry(
+    'unsupported_response_type',
+    400,
+    () => "response_type: must be 'code' (the authorization code flow with PKCE)",
+  ),
+  oauthInvalidTarget: entry(
+    'invalid_target',
+    400,
+    (given: string, served: string) => `resource '${given}' is not served here; tokens are for ${served}`,
+  ),
+  oauthInvalidRedirectUri: entry('invalid_redirect_uri', 400, (reason: string) => `redirect_uris: ${reason}`),
+  oauthInvalidClientMetadata: entry('invalid_client_metadata', 400, (reason: string) => reason),
 
   // 401: who is calling is unknown.
   apiKeyMissing: entry('api_key_missing', 401, () => 'Missing X-API-Key header'),
@@ -79,6 +98,19 @@ export const errors = {
   deviceIdMissing: entry('device_id_missing', 401, () => 'Missing X-Device-Id header'),
   deviceIdInvalid: entry('device_id_invalid', 401, () => 'Invalid device ID'),
   notAuthenticated: entry('not_authenticated', 401, () => 'Not authenticated'),
+  oauthInvalidClient: entry('invalid_client', 401, (reason: string) => reason),
+  bearerTokenMissing: entry(
+    'bearer_token_missing',
+    401,
+    () => 'Missing Authorization: Bearer header: an agent API key (aa_…) or an OAuth access token',
+  ),
+  accessTokenInvalid: entry('access_token_invalid', 401, () => 'Invalid or revoked access token'),
+  accessTokenExpired: entry('access_token_expired', 401, () => 'The access token has expired: refresh it'),
+  accessTokenWrongResource: entry(
+    'access_token_wrong_resource',
+    401,
+    (served: string) => `The access token was issued for another resource, not ${served}`,
+  ),
 
   // 402
   quotaExceeded: entry('quota_exceeded', 402, quotaText),
@@ -151,6 +183,12 @@ export const errors = {
   // An id with a control character is no id of ours: simply not found, whatever the route.
   idNotFound: entry('id_not_found', 404, (what: string) => `No ${what} with that id`),
   routeNotFound: entry('route_not_found', 404, (method: string, path: string) => `No route ${method} ${path}`),
+  authorizationRequestNotFound: entry(
+    'authorization_request_not_found',
+    404,
+    () => 'No authorization request with that id: it expired (10 minutes) or never existed; connect the app again',
+  ),
+  connectionNotFound: entry('connection_not_found', 404, (id: string) => `Connected app '${id}' not found`),
 
   // 405
   methodNotAllowed: entry(
@@ -205,6 +243,11 @@ export const errors = {
     'push_not_configured',
     409,
     () => 'No push provider is configured; use the live stream GET /device/events',
+  ),
+  authorizationRequestDecided: entry(
+    'authorization_request_decided',
+    409,
+    () => 'This authorization request was answered already; connect the app again',
   ),
 
   // 422

@@ -4,6 +4,7 @@ import {
   actionsSettingKeys,
   type Config,
   gatewaySettingKeys,
+  identitySettingKeys,
   notifierSettingKeys,
   parseSetting,
   pickSettings,
@@ -12,6 +13,7 @@ import {
 } from '@agent-auth/config';
 import { parseKeyring } from '@agent-auth/encryption';
 import { startGateway } from '@agent-auth/gateway';
+import { startIdentityService } from '@agent-auth/identity';
 import { databaseOf, type ProcessParts, type Running, runServiceProcess } from '@agent-auth/lifecycle';
 import { startNotifierService } from '@agent-auth/notifier';
 import { startPolicyService } from '@agent-auth/policy';
@@ -68,6 +70,12 @@ async function startAllInOne(parts: ProcessParts): Promise<Running> {
       sealerThread: { databaseUrl: config.DATABASE_URL, service: 'all-in-one', logLevel: config.LOG_LEVEL },
     }),
   });
+  const identity = await startIdentityService({
+    bus,
+    sql,
+    settings: pickSettings(config, identitySettingKeys),
+    log: log.child({ component: 'identity' }),
+  });
   const vault = await startVaultExecutor({
     bus,
     sql,
@@ -85,7 +93,7 @@ async function startAllInOne(parts: ProcessParts): Promise<Running> {
   if (config.DEMO_ACCOUNT) await announceDemoAccount(bus, dataDir, gateway.baseUrl);
   return {
     async stop() {
-      for (const service of [gateway, vault, actions, notifier, policy]) await service.stop();
+      for (const service of [gateway, vault, identity, actions, notifier, policy]) await service.stop();
     },
   };
 }

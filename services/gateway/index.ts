@@ -27,6 +27,8 @@ import { auditRoutes, jwksRoute } from './handlers/audit.js';
 import { createInProcessApi } from './adapters/in-process-api.js';
 import { mcpRoutes } from './handlers/mcp.js';
 import { createMcpCalls } from './use-cases/mcp-calls.js';
+import { oauthRoutes } from './handlers/oauth.js';
+import { oauthConsentRoutes } from './handlers/oauth-consent.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -129,6 +131,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
       deviceEventRoutes(api, deps.bus, streams);
       agentEventRoutes(api, deps.bus, streams, deps.log);
       auditRoutes(api, deps.bus);
+      oauthConsentRoutes(api, deps.bus);
     },
     { prefix: API_PREFIX },
   );
@@ -140,8 +143,14 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     settings: deps.config,
     calls: mcpCalls,
     inProcess,
-    publicBaseUrl: undefined,
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
     apiPrefix: API_PREFIX,
+  });
+  await oauthRoutes(app, {
+    bus: deps.bus,
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    limiter,
+    settings: deps.config,
   });
   await apiReferenceRoutes(app, openapi.document);
   return app;

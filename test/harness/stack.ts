@@ -23,8 +23,11 @@ export interface Stack {
   processes(service: string): ChildProcess[];
   /** What one process of the stack wrote (stdout and stderr), for assertions on a single replica. */
   outputOf(child: ChildProcess): string;
-  /** Starts one more gateway process over NATS (same bus and database); resolves to its base URL (see processes('gateway')). */
-  addGateway(): Promise<string>;
+  /**
+   * Starts one more gateway process over NATS (same bus and database), with `env` over the stack's; resolves to its
+   * base URL (see processes('gateway')).
+   */
+  addGateway(env?: Record<string, string>): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -125,6 +128,7 @@ const SERVICES: Record<string, { entry: string; ready: string }> = {
   notifier: { entry: 'services/notifier/dist/main.js', ready: 'notifier service ready' },
   gateway: { entry: 'services/gateway/dist/main.js', ready: 'gateway listening' },
   'vault-executor': { entry: 'services/vault-executor/dist/main.js', ready: 'vault executor ready' },
+  identity: { entry: 'services/identity/dist/main.js', ready: 'identity service ready' },
 };
 
 /**
@@ -194,11 +198,11 @@ export async function startStack(options: {
     return started.child;
   };
 
-  const addGateway = async () => {
+  const addGateway = async (extraEnv: Record<string, string> = {}) => {
     if (!options.natsUrl) throw new Error('a second gateway needs NATS');
     const started = await spawnService(
       SERVICES.gateway!.entry,
-      { ...env, NATS_URL: options.natsUrl },
+      { ...env, NATS_URL: options.natsUrl, ...extraEnv },
       logFile,
       SERVICES.gateway!.ready,
     );
@@ -214,6 +218,7 @@ export async function startStack(options: {
     await addProcess('actions');
     await addProcess('policy');
     await addProcess('vault-executor');
+    await addProcess('identity');
     const gateway = await spawnService(
       SERVICES.gateway!.entry,
       { ...env, NATS_URL: options.natsUrl },

@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { defineEvent } from './envelope.js';
 
-/** Broadcast when an agent key or a device is revoked, so every gateway drops it from its auth cache at once. */
+/**
+ * Broadcast when an agent key, a device or an OAuth connection (its access tokens) is revoked, so every gateway drops
+ * it from its auth cache at once; the identity service also ends the connections of a revoked agent.
+ */
 export const identityRevoked = defineEvent(
   'identity_revoked',
-  z.object({ agent_id: z.string().optional(), device_ref: z.string().optional() }),
+  z.object({
+    agent_id: z.string().optional(),
+    device_ref: z.string().optional(),
+    connection_id: z.string().optional(),
+  }),
 );
 
 /** Broadcast after an account's rules or spending limits change, so every policy replica drops its cached copy. */

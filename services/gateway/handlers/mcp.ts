@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentPrincipal } from '@agent-auth/contracts';
-import { isAppError } from '@agent-auth/errors';
+import { errors, isAppError } from '@agent-auth/errors';
 import {
   answerParseError,
   cancelledIdsOf,
@@ -12,8 +12,8 @@ import type { Authenticator } from '../adapters/auth.js';
 import type { InProcessApi } from '../adapters/in-process-api.js';
 import type { RateLimitStore } from '../store/rate-limits.js';
 import type { McpCalls } from '../use-cases/mcp-calls.js';
-import { publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';
-import { bearerApiKey, identityOf, type RateLimitSettings, spendBudget } from './rate-limit.js';
+import { mcpResourceOf, publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';
+import { identityOf, type RateLimitSettings, spendBudget } from './rate-limit.js';
 
 /** A tool call carries at most a vault call's body and an action's metadata: as large as a hook's tool input. */
 export const MCP_BODY_LIMIT = 256 * 1024;
@@ -36,13 +36,22 @@ const CORS_HEADERS = {
   'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version, x-request-id',
 };
 
-/** The agent a request to /mcp acts as: an API key as a bearer token (or X-API-Key). */
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * The agent a request to /mcp acts as: an agent API key (as the bearer token, or X-API-Key), or an OAuth access
+ * token, which must have been issued for this resource (its audience): `<origin>/mcp`.
+ */
 async function agentOf(deps: McpRouteDeps, request: FastifyRequest): Promise<AgentPrincipal> {
-  const header = (name: string) => {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
-  return deps.authenticator.agent(header('x-api-key') ?? bearerApiKey(header('authorization')), request.id);
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string') return deps.authenticator.agent(apiKey, request.id);
+  const bearer = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  if (bearer === undefined) throw errors.bearerTokenMissing();
+  if (bearer.startsWith('aa_')) return deps.authenticator.agent(bearer, request.id);
+  const token = await deps.authenticator.accessToken(bearer, request.id);
+  const served = mcpResourceOf(publicOriginOf(request, deps.publicBaseUrl));
+  if (token.resource !== served) throw errors.accessTokenWrongResource(served);
+  return { account_id: token.account_id, agent_id: token.agent_id };
 }
 
 /** `WWW-Authenticate` of a 401: where the resource's metadata is, and why the token was refused when one was sent. */

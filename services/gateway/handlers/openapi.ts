@@ -17,6 +17,8 @@ export const API_TAGS = {
     "Coding agents' permission hooks (Claude Code, Codex): the client's own hook input in, its own hook output out, held until the holder decides.",
   Audit:
     "The account's tamper-evident audit chain and its signed head; receipts verify against /.well-known/jwks.json.",
+  OAuth:
+    "MCP clients connected with OAuth 2.1: the holder's consent on the device app and the connected apps. The OAuth endpoints themselves (/oauth/authorize, /oauth/token, …) are in the API guide.",
 } as const;
 export type ApiTag = keyof typeof API_TAGS;
 
