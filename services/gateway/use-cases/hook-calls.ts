@@ -83,18 +83,13 @@ export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
       return hookAnswer(call.client, input.hook_event_name, verdictOf(created.action, query));
     const id = created.action.id;
     const read = () => bus.request(actionsEndpoints.get, { agent, id }, { requestId });
-    // The create's answer is the first read; later ones (an expiry to see) ask again.
-    let unread = true;
-    const readHeld = () => {
-      if (!unread) return read();
-      unread = false;
-      return Promise.resolve(created.action);
-    };
+    // The wait reads the request again once it is registered: the create's answer is older than the registration, and
+    // a decision in between (its event already gone by) would otherwise be seen only when the wait ran out.
     let final = await holdWhilePending({
       registry: waits,
       requestId: id,
       seconds: query.timeout,
-      read: readHeld,
+      read,
       onClientGone: call.onClientGone,
     });
     if (final.status === 'pending') {
