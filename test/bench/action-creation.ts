@@ -8,6 +8,7 @@
 // disk alone adds: a run whose p99 a stalled WAL flush set shows a slow probe too).
 import { apiClient } from '../harness/http.js';
 import { type Stack, startStack, type StackMode } from '../harness/stack.js';
+import { capacityAt, describeCapacity } from './capacity-model.js';
 import { cpuProbe, groupsOf, printCpuPerRequest, processGroups } from './cpu.js';
 import {
   checkpointNow,
@@ -155,6 +156,8 @@ const PACED_RUNS = Number(process.env.BENCH_PACED_RUNS ?? 3);
 
 /** The goal for a create's p99 at half the maximum rate (issue 13). */
 const HALF_RATE_P99_GOAL_MS = 10;
+/** The rate the capacity model sizes the deployment for (docs/capacity.md, "10,000 creates per second"). */
+const CAPACITY_RATE = 10_000;
 
 type PacedFigures = Figures & {
   warmUpP99?: number;
@@ -340,6 +343,10 @@ async function compare(infra: Infra, databases: string[]): Promise<void> {
       roundRatios('(b)/(r)', reference!, processes);
       ratio('(b)/(a)', allInOne!, processes);
     } else out('(b) skipped: no NATS server reachable');
+    if (processes?.total) {
+      const perCreate = new Map([...processes.cpuMs].map(([name, ms]) => [name, ms / processes.total!] as const));
+      out(describeCapacity(CAPACITY_RATE, capacityAt(CAPACITY_RATE, new Map(perCreate))));
+    }
     for (const [i, row] of full.entries()) {
       printCpuPerRequest(`${row.name.slice(0, 3)} at full speed`, row.cpuMs, row.total ?? 0);
       printDatabasePerRequest(`${row.name.slice(0, 3)} at full speed`, writes[i]!);

@@ -19,16 +19,19 @@ const options = {
 const MODE = (process.env.BENCH_SCALE_MODE ?? 'all-in-one') as StackMode;
 /** How far back the seeded requests go: a year, so that after partitioning they fill thirteen months. */
 const SPAN_SECONDS = 365 * 86_400;
+/** Turns of each list query on either table in the interleaved comparison (BENCH_SCALE_INTERLEAVED). */
+const INTERLEAVED_ROUNDS = Number(process.env.BENCH_SCALE_INTERLEAVED ?? 300);
 
 /**
  * The requests table as it was before partitioning: one table with the same columns and indexes (and the indexes'
  * names), in place of the partitioned one the service's migrations made of the empty table.
  */
 async function unpartition(sql: postgres.Sql): Promise<void> {
+  const INDEX_NAME_AND_TABLE = '^CREATE (UNIQUE )?INDEX \\S+ ON (ONLY )?\\S+ ';
   await sql.begin(async (tx) => {
     await tx`create table actions.requests_flat (like actions.requests including all)`;
     const names = await tx<Array<{ name: string; body: string }>>`
-      select c.relname as name, regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ ', '') as body
+      select c.relname as name, regexp_replace(pg_get_indexdef(i.indexrelid), ${INDEX_NAME_AND_TABLE}, '') as body
       from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = 'actions.requests'::regclass`;
     await tx`drop table actions.requests`;
     await tx`alter table actions.requests_flat rename to requests`;
@@ -36,7 +39,7 @@ async function unpartition(sql: postgres.Sql): Promise<void> {
       const [flat] = await tx<Array<{ name: string }>>`
         select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
         where i.indrelid = 'actions.requests'::regclass
-          and regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ ', '') = ${body}`;
+          and regexp_replace(pg_get_indexdef(i.indexrelid), ${INDEX_NAME_AND_TABLE}, '') = ${body}`;
       await tx.unsafe(`alter index actions."${flat!.name}" rename to "${name}"`);
     }
   });
@@ -52,6 +55,52 @@ async function partition(sql: postgres.Sql): Promise<{ seconds: number; swapMs: 
   const swapMs = performance.now() - swap;
   await sql`analyze actions.requests`;
   return { seconds: (Date.now() - started) / 1000, swapMs };
+}
+
+/** The list queries of the actions store (store/requests.ts), each as SQL on a table named by `table`. */
+function listQueries(agentId: string, accountId: string, cursor: { created_at: string; id: string }) {
+  const list = (where: string) =>
+    `select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position from TABLE
+     where agent_id = '${agentId}' ${where} order by created_at desc, id desc limit 50`;
+  return [
+    ['GET /actions', list('')],
+    ['?status=pending', list(`and status = 'pending'`)],
+    ['?status=denied', list(`and status = 'denied'`)],
+    ['?action_type=legal&status=expired', list(`and action_type = 'legal' and status = 'expired'`)],
+    ['?cursor=(middle)', list(`and (created_at, id) < ('${cursor.created_at}'::timestamptz, '${cursor.id}')`)],
+    [
+      '/pending heads',
+      `select id, quorum_approvals from TABLE where account_id = '${accountId}' and status = 'pending'
+       and expires_at > now() order by risk_rank desc, created_at asc, id asc limit 500`,
+    ],
+  ] as const;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+/**
+ * The database's own time for each list query on the one table (a copy kept from before the conversion) and on the
+ * partitioned one, taking turns query by query so that the machine's load falls on both alike.
+ */
+async function interleaved(sql: postgres.Sql, queries: ReturnType<typeof listQueries>, rounds: number) {
+  for (const [name, text] of queries) {
+    const times: Record<'one table' | 'partitioned', number[]> = { 'one table': [], partitioned: [] };
+    for (let i = 0; i < rounds; i++) {
+      for (const [side, table] of [
+        ['one table', 'actions.requests_one_table'],
+        ['partitioned', 'actions.requests'],
+      ] as const) {
+        const began = performance.now();
+        await sql.unsafe(text.replace('TABLE', table), [], { prepare: true });
+        times[side].push(performance.now() - began);
+      }
+    }
+    const describe = (side: keyof typeof times) => {
+      const sorted = times[side].sort((a, b) => a - b);
+      return `p50 ${percentile(sorted, 0.5).toFixed(2)} / p99 ${percentile(sorted, 0.99).toFixed(2)} ms`;
+    };
+    out(`  ${name.padEnd(40)} one table ${describe('one table')}; partitioned ${describe('partitioned')}`);
+  }
 }
 
 /**
@@ -150,13 +199,24 @@ export const scaleBench: BenchCase = {
           return figures;
         };
         const before = await measure();
+        // A copy of the one table, kept beside the partitioned one for the interleaved comparison below.
+        await sql`create table actions.requests_one_table (like actions.requests including all)`;
+        await sql`insert into actions.requests_one_table select * from actions.requests`;
+        await sql`analyze actions.requests_one_table`;
+        const [middle] = await sql<Array<{ created_at: string; id: string }>>`
+          select created_at::text, id from actions.requests where agent_id = ${account.agent_id}
+          order by created_at desc, id desc offset ${Math.floor(STORED / 2)} limit 1`;
         const converted = await partition(sql);
         const [{ parts }] = await sql<Array<{ parts: number }>>`
           select count(*)::int as parts from pg_inherits where inhparent = 'actions.requests'::regclass`;
         out(
           `  partitioned online in ${converted.seconds.toFixed(1)} s (swap ${converted.swapMs.toFixed(0)} ms): ${parts} partitions`,
         );
-        return { before, after: await measure() };
+        const after = await measure();
+        out(`  the database's own time per list query, ${INTERLEAVED_ROUNDS} turns each:`);
+        await interleaved(sql, listQueries(account.agent_id, account.account_id, middle!), INTERLEAVED_ROUNDS);
+        await sql`drop table actions.requests_one_table`;
+        return { before, after };
       } finally {
         await sql.end();
         await stack.stop();
