@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { AuthorizationCall, DetailedError, EntityJson } from '@cedar-policy/cedar-wasm/nodejs';
+import type { AuthorizationCall, EntityJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { cedarEngine } from './cedar-engine.js';
-import { CEDAR_SCHEMA } from './cedar-schema.js';
+import { inScope, type PolicyReads, type PolicyScope, readsOf, scopeOf } from './cedar-reads.js';
+import { describeCedarError } from './cedar-validation.js';
 import { type RequestFacts, toolNameOf } from './facts.js';
 import type { Moment } from './local-time.js';
+
+export { cedarPolicyProblem, cedarSchemaJson } from './cedar-validation.js';
 
 /** A stored Cedar policy: its id (the id Cedar names it by), its name (what a decision cites) and its text. */
 export interface CedarPolicy {
@@ -12,53 +15,31 @@ export interface CedarPolicy {
   cedar: string;
 }
 
-/** One of Cedar's errors in a sentence: its message, its help, and where in the text it is. */
-function describe(error: DetailedError): string {
-  const message = error.message.replace(/^for policy `[^`]*`, /, '').replace(/ with id `[^`]*`/, '');
-  const at = error.sourceLocations?.[0];
-  return `${message}${error.help ? ` (${error.help})` : ''}${at ? ` at character ${at.start}` : ''}`;
+/** The policies whose scope admits one agent and action type, parsed as one set, and what they read. */
+interface ScopedSet {
+  id: string;
+  policies: readonly CedarPolicy[];
+  reads: PolicyReads;
 }
 
 /**
- * What is wrong with a policy text, in Cedar's own words, or null when it is one static policy that Cedar's
- * validator accepts against the published schema (strict mode: unknown attributes, actions or types, and
- * optional attributes read without `has`, are errors).
- */
-export function cedarPolicyProblem(text: string): string | null {
-  const cedar = cedarEngine();
-  const parts = cedar.policySetTextToParts(text);
-  if (parts.type === 'failure') return describe(parts.errors[0]!);
-  if (parts.policy_templates.length > 0) return 'must be a static policy, not a template (no ?principal or ?resource)';
-  if (parts.policies.length !== 1) return `must hold exactly one policy; it holds ${parts.policies.length}`;
-  const checked = cedar.validate({
-    schema: CEDAR_SCHEMA,
-    policies: { staticPolicies: { policy: text } },
-    validationSettings: { mode: 'strict' },
-  });
-  if (checked.type === 'failure') return describe(checked.errors[0]!);
-  const first = checked.validationErrors[0];
-  return first ? describe(first.error) : null;
-}
-
-/** The published schema as JSON (Cedar's own conversion of the text). */
-export function cedarSchemaJson(): Record<string, unknown> {
-  const json = cedarEngine().schemaToJson(CEDAR_SCHEMA);
-  if (json.type === 'failure') throw new Error(`the Cedar schema does not parse: ${describe(json.errors[0]!)}`);
-  return json.json;
-}
-
-/**
- * An account's policies as Cedar holds them, parsed once (Cedar keeps a parsed set by id in the WebAssembly
- * instance): `id` names the parsed set by its content, so accounts with the same policies share one.
+ * An account's policies ready for Cedar. A request is asked of only the policies whose scope admits its agent and
+ * action type (`principal == Agent::…`, `action == Action::…`): Cedar's time grows with every policy it is handed,
+ * in scope or not. Those sets are parsed once each, on first use, and kept by Cedar by an id made of their content,
+ * so accounts with the same policies share them.
  */
 export interface PreparedPolicies {
   readonly id: string;
   readonly policies: readonly CedarPolicy[];
   /** Each policy's place in creation order, by id: the first of several that match is the one cited. */
   readonly order: ReadonlyMap<string, number>;
-  /** Whether any policy reads the metadata, or the local time (each costs work per request only when read). */
-  readonly readsMetadata: boolean;
-  readonly readsLocalTime: boolean;
+  readonly scopes: readonly PolicyScope[];
+  /** The agents some policy names: requests of any other agent share one set per action type. */
+  readonly namedAgents: ReadonlySet<string>;
+  /** What any of the policies reads (the union of the scoped sets'). */
+  readonly reads: PolicyReads;
+  /** The scoped sets made so far, by action type and agent (null: no policy applies). */
+  readonly scoped: Map<string, ScopedSet | null>;
 }
 
 // Parsed sets live in the WebAssembly instance, which has no way to drop one: a set pushed out of this registry
@@ -70,7 +51,8 @@ function parse(id: string, policies: readonly CedarPolicy[]): void {
   const answer = cedarEngine().preparsePolicySet(id, {
     staticPolicies: Object.fromEntries(policies.map((p) => [p.id, p.cedar])),
   });
-  if (answer.type === 'failure') throw new Error(`Cedar policies do not parse: ${describe(answer.errors[0]!)}`);
+  if (answer.type === 'failure')
+    throw new Error(`Cedar policies do not parse: ${describeCedarError(answer.errors[0]!)}`);
   parsed.set(id, policies);
   if (parsed.size > PARSED_MAX) {
     const oldest = parsed.keys().next().value!;
@@ -79,21 +61,41 @@ function parse(id: string, policies: readonly CedarPolicy[]): void {
   }
 }
 
+const contentId = (policies: readonly CedarPolicy[]) => {
+  const digest = createHash('sha256');
+  for (const p of policies) digest.update(`${p.id}\u0000${p.cedar}\u0000`);
+  return `aa:${digest.digest('base64url')}`;
+};
+
 /** An account's Cedar policies ready to evaluate; null when it has none (nothing to ask Cedar). */
 export function preparePolicies(policies: readonly CedarPolicy[]): PreparedPolicies | null {
   if (policies.length === 0) return null;
-  const digest = createHash('sha256');
-  for (const p of policies) digest.update(`${p.id}\u0000${p.cedar}\u0000`);
-  const id = `aa:${digest.digest('base64url')}`;
-  if (!parsed.has(id)) parse(id, policies);
-  const text = policies.map((p) => p.cedar).join('\n');
+  const scopes = policies.map((p) => scopeOf(p.cedar));
   return {
-    id,
+    id: contentId(policies),
     policies,
     order: new Map(policies.map((p, i) => [p.id, i])),
-    readsMetadata: text.includes('metadata'),
-    readsLocalTime: text.includes('local_hour') || text.includes('weekday'),
+    scopes,
+    namedAgents: new Set(scopes.flatMap((s) => [...(s.agents ?? [])])),
+    reads: readsOf(policies.map((p) => p.cedar).join('\n')),
+    scoped: new Map(),
   };
+}
+
+/** The set of the policies that can apply to a request of this agent and action type; null when none can. */
+function scopedSet(prepared: PreparedPolicies, agent: string, action: string): ScopedSet | null {
+  const key = `${action}\u0000${prepared.namedAgents.has(agent) ? agent : ''}`;
+  let set = prepared.scoped.get(key);
+  if (set === undefined) {
+    const policies = prepared.policies.filter((_, i) => inScope(prepared.scopes[i]!, agent, action));
+    set =
+      policies.length === 0
+        ? null
+        : { id: contentId(policies), policies, reads: readsOf(policies.map((p) => p.cedar).join('\n')) };
+    prepared.scoped.set(key, set);
+  }
+  if (set && !parsed.has(set.id)) parse(set.id, set.policies);
+  return set;
 }
 
 /** What Cedar's policies say of a request: a matching forbid, else a matching permit; null when none matches. */
@@ -104,48 +106,66 @@ export interface CedarVerdict {
 
 const METADATA = { type: 'Metadata', id: '' };
 const NO_ENTITIES: EntityJson[] = [];
+type ContextValue = string | number | boolean | { __entity: typeof METADATA };
 
-/** The Cedar request of a request: principal, action, resource, context (and the metadata entity when read). */
-function cedarRequestOf(
-  prepared: PreparedPolicies,
-  facts: RequestFacts,
-  requestId: string,
-  moment: Moment,
-): Omit<AuthorizationCall, 'policies'> {
-  const context: Record<string, string | number | boolean | { __entity: typeof METADATA }> = {
-    currency: facts.currency,
-    risk_level: facts.risk_level,
-    reversible: facts.reversible ?? false,
-    metadata: { __entity: METADATA },
-    local_hour: 0,
-    weekday: 'mon',
-  };
-  if (facts.amount_cents !== null) context.amount_cents = facts.amount_cents;
-  if (facts.recipient) context.recipient = facts.recipient;
-  const tool = toolNameOf(facts);
-  if (tool !== null) context.tool_name = tool;
-  if (prepared.readsLocalTime) {
+/** The request's metadata values as tags (text), those the policies read. */
+function tagsOf(reads: PolicyReads, metadata: RequestFacts['metadata']): Record<string, string> | undefined {
+  if (!metadata) return undefined;
+  let tags: Record<string, string> | undefined;
+  for (const key in metadata) {
+    if (reads.tags !== 'all' && !reads.tags.has(key)) continue;
+    const value = metadata[key]!;
+    tags ??= {};
+    tags[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return tags;
+}
+
+/** The context of a request, holding only what the policies read (the rest cannot change the answer). */
+function contextOf(reads: PolicyReads, facts: RequestFacts, moment: Moment) {
+  const wants = reads.context;
+  const context: Record<string, ContextValue> = {};
+  if (wants.has('amount_cents') && facts.amount_cents !== null) context.amount_cents = facts.amount_cents;
+  if (wants.has('currency')) context.currency = facts.currency;
+  if (wants.has('risk_level')) context.risk_level = facts.risk_level;
+  if (wants.has('reversible')) context.reversible = facts.reversible ?? false;
+  if (wants.has('recipient') && facts.recipient) context.recipient = facts.recipient;
+  if (wants.has('tool_name')) {
+    const tool = toolNameOf(facts);
+    if (tool !== null) context.tool_name = tool;
+  }
+  if (wants.has('local_hour') || wants.has('weekday')) {
     const local = moment.local();
     context.local_hour = local.hour;
     context.weekday = local.weekday;
   }
   let entities = NO_ENTITIES;
-  if (prepared.readsMetadata && facts.metadata) {
-    const tags: Record<string, string> = {};
-    for (const key in facts.metadata) {
-      const value = facts.metadata[key]!;
-      tags[key] = typeof value === 'string' ? value : JSON.stringify(value);
-    }
-    entities = [{ uid: METADATA, attrs: {}, parents: [], tags }];
+  if (wants.has('metadata')) {
+    context.metadata = { __entity: METADATA };
+    const tags = tagsOf(reads, facts.metadata);
+    if (tags) entities = [{ uid: METADATA, attrs: {}, parents: [], tags }];
   }
+  return { context, entities };
+}
+
+/**
+ * Answers kept by the Cedar request they answer (a set's id and the request as handed to Cedar): Cedar decides from
+ * nothing else, and requests that look alike to the policies are common (the same tool of the same agent). A
+ * map cleared when full: a few MB at most.
+ */
+export function createCedarAnswers(max: number) {
+  const answers = new Map<string, CedarVerdict | null>();
   return {
-    principal: { type: 'Agent', id: facts.agent_id },
-    action: { type: 'Action', id: facts.action_type },
-    resource: { type: 'Request', id: requestId },
-    context,
-    entities,
+    get: (key: string) => answers.get(key),
+    set(key: string, verdict: CedarVerdict | null): void {
+      if (answers.size >= max) answers.clear();
+      answers.set(key, verdict);
+    },
   };
 }
+export type CedarAnswers = ReturnType<typeof createCedarAnswers>;
+
+const liveAnswers = createCedarAnswers(20_000);
 
 /**
  * Cedar's answer for a request: `forbid` when a forbid policy matches, else `permit` when a permit policy does,
@@ -157,13 +177,44 @@ export function cedarVerdict(
   facts: RequestFacts,
   requestId: string,
   moment: Moment,
+  answers: CedarAnswers = liveAnswers,
 ): CedarVerdict | null {
-  if (!parsed.has(prepared.id)) parse(prepared.id, prepared.policies);
-  const answer = cedarEngine().statefulIsAuthorized({
-    ...cedarRequestOf(prepared, facts, requestId, moment),
-    preparsedPolicySetId: prepared.id,
+  const set = scopedSet(prepared, facts.agent_id, facts.action_type);
+  if (!set) return null;
+  const { context, entities } = contextOf(set.reads, facts, moment);
+  const resource = set.reads.resource ? requestId : '';
+  const key = `${set.id}\u0000${facts.agent_id}\u0000${facts.action_type}\u0000${resource}\u0000${JSON.stringify(context)}${entities.length ? JSON.stringify(entities[0]!.tags) : ''}`;
+  const known = answers.get(key);
+  if (known !== undefined) return known;
+  const verdict = ask(prepared, set, {
+    principal: { type: 'Agent', id: facts.agent_id },
+    action: { type: 'Action', id: facts.action_type },
+    resource: { type: 'Request', id: resource },
+    context,
+    entities,
   });
-  if (answer.type === 'failure') throw new Error(`Cedar could not decide: ${describe(answer.errors[0]!)}`);
+  answers.set(key, verdict);
+  return verdict;
+}
+
+/** Asks Cedar, uncached: for a measure of Cedar's own time. */
+export function cedarVerdictUncached(
+  prepared: PreparedPolicies,
+  facts: RequestFacts,
+  requestId: string,
+  moment: Moment,
+): CedarVerdict | null {
+  return cedarVerdict(prepared, facts, requestId, moment, { get: () => undefined, set: () => {} });
+}
+
+function ask(
+  prepared: PreparedPolicies,
+  set: ScopedSet,
+  request: Omit<AuthorizationCall, 'policies'>,
+): CedarVerdict | null {
+  if (!parsed.has(set.id)) parse(set.id, set.policies);
+  const answer = cedarEngine().statefulIsAuthorized({ ...request, preparsedPolicySetId: set.id });
+  if (answer.type === 'failure') throw new Error(`Cedar could not decide: ${describeCedarError(answer.errors[0]!)}`);
   const { decision, diagnostics } = answer.response;
   if (diagnostics.reason.length === 0) return null; // denied by default: no policy matched
   let first = diagnostics.reason[0]!;

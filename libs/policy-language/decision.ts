@@ -22,12 +22,16 @@ export function automaticMatch<R extends RuleCriteria>(
   facts: RequestFacts,
   requestId: string,
   moment: Moment,
+  askCedar: CedarAsker = cedarVerdict,
 ): AutomaticMatch<R> {
   const rule = firstMatchingRule(policy.rules, facts, moment);
   if (rule) return { rule };
-  const verdict = policy.cedar ? cedarVerdict(policy.cedar, facts, requestId, moment) : null;
+  const verdict = policy.cedar ? askCedar(policy.cedar, facts, requestId, moment) : null;
   return verdict ? { cedar: verdict } : null;
 }
+
+/** How Cedar is asked: cedarVerdict, or with a replay's own kept answers. */
+export type CedarAsker = (...args: Parameters<typeof cedarVerdict>) => ReturnType<typeof cedarVerdict>;
 
 /** What a match decides, as a replay counts it (limits and grants aside). */
 export function outcomeOf(match: AutomaticMatch<{ decision: RuleDecision }>): ReplayOutcome {

@@ -4,5 +4,6 @@ export * from './facts.js';
 export * from './conditions.js';
 export * from './rules.js';
 export * from './cedar-schema.js';
+export * from './cedar-reads.js';
 export * from './cedar.js';
 export * from './decision.js';

@@ -21,6 +21,8 @@ import { createRequestStore } from './store/requests.js';
 import { createTotpStore } from './store/totp.js';
 import { createToolCallStore } from './store/tool-calls.js';
 import { toolCallHandlers } from './handlers/tool-calls.js';
+import { ruleReplayHandlers } from './handlers/rule-replay.js';
+import { createRequestHistoryStore } from './store/request-history.js';
 import { createUseCases } from './use-cases/use-cases.js';
 import { KEYS_VACUUM_EVERY_ROWS, startExpirySweeper } from './workers/expiry-sweeper.js';
 import { OUTBOX_VACUUM_EVERY_ROWS, type OutboxRelay, startOutboxRelay } from './workers/outbox-relay.js';
@@ -80,6 +82,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     receipts: createReceiptIssuer(input.receiptKeys, input.receiptIssuer, settings.RECEIPTS),
     idempotency: createIdempotencyStore(sql),
     toolCalls: createToolCallStore(sql),
+    requestHistory: createRequestHistoryStore(sql),
   });
   const served = await serveBusService({
     bus,
@@ -98,6 +101,7 @@ export async function startActionsService(input: ActionsServiceInput) {
       ...executionHandlers(useCases),
       ...webhookHandlers(useCases),
       ...auditHandlers(useCases),
+      ...ruleReplayHandlers(useCases),
     ],
     concurrency: settings.BUS_CONCURRENCY,
   });

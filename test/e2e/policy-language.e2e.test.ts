@@ -36,7 +36,7 @@ for (const { mode, skip } of modes) {
       db = await createTestDatabase();
       stack = await startStack({ mode, databaseUrl: db.url, natsUrl, name: 'policy-language' });
       api = apiClient(stack.baseUrl);
-    });
+    }, 180_000);
     afterAll(async () => {
       await stack?.stop();
       await db?.drop();
@@ -339,6 +339,181 @@ for (const { mode, skip } of modes) {
       must(await api.device(acct.device_id).put('/account/settings', { timezone: 'Europe/Paris' }));
       expect(await version()).not.toBe(withPolicy);
     });
+
+    it('replays a draft over the history exactly as a create would decide with the draft saved', async () => {
+      const acct = await api.newAccount();
+      const device = api.device(acct.device_id);
+      const helper = must(await device.post('/agents', { name: 'helper' }));
+      await rule(acct, {
+        name: 'deny deletes',
+        decision: 'auto_deny',
+        conditions: [{ field: 'title', op: 'contains', value: 'rm -' }],
+      });
+      await rule(acct, {
+        name: 'mail to colleagues',
+        decision: 'auto_approve',
+        action_type: 'communication',
+        conditions: [{ field: 'recipient', op: 'suffix', value: '@ourcompany.com' }],
+      });
+      await policy(
+        acct,
+        'no sales purchases',
+        'forbid(principal, action == Action::"purchase", resource) when { context.metadata.hasTag("team") && context.metadata.getTag("team") == "sales" };',
+      );
+      // A varied history: tool calls, mail, purchases, by two agents.
+      const bodies: Array<{ key: string; body: Record<string, unknown> }> = [];
+      const titles = ['Run: git status', 'Run: npm test', 'Run: rm -rf dist', 'Read src/a.ts'];
+      for (let i = 0; i < 24; i++) {
+        const key = i % 3 === 0 ? helper.api_key : acct.api_key;
+        const body =
+          i % 4 === 0
+            ? {
+                action_type: 'system',
+                title: titles[i % titles.length],
+                metadata: { tool_name: i % 8 === 0 ? 'Bash' : 'Read' },
+              }
+            : i % 4 === 1
+              ? {
+                  action_type: 'communication',
+                  title: `Mail ${i}`,
+                  recipient: i % 2 ? 'ana@ourcompany.com' : 'eve@elsewhere.com',
+                }
+              : {
+                  action_type: 'purchase',
+                  title: `Buy ${i}`,
+                  amount: 5 + i,
+                  metadata: { team: i % 3 ? 'ops' : 'sales' },
+                };
+        bodies.push({ key, body });
+      }
+      const before = [];
+      for (const { key, body } of bodies) before.push(must(await api.agent(key).post('/actions', body)));
+      const outcome = (status: string) =>
+        status === 'approved' ? 'approve' : status === 'denied' ? 'deny' : 'pending';
+
+      const drafts = [
+        {
+          rule: {
+            decision: 'auto_approve',
+            conditions: [
+              { field: 'tool_name', op: 'eq', value: 'Bash' },
+              { field: 'title', op: 'prefix', value: 'Run: ' },
+            ],
+          },
+          save: (d: { rule: Record<string, unknown> }) => rule(acct, { name: 'draft rule', ...d.rule }),
+        },
+        {
+          cedar:
+            'permit(principal, action == Action::"purchase", resource) when { context has amount_cents && context.amount_cents <= 1500 };',
+          save: (d: { cedar: string }) => policy(acct, 'draft policy', d.cedar),
+        },
+      ];
+      let history = before;
+      for (const draft of drafts) {
+        const { save, ...body } = draft;
+        const replay = must(await device.post('/rules/simulate', { ...body, days: 1 }));
+        const wouldBe = new Map(replay.changed.map((c: { id: string; would_be: string }) => [c.id, c.would_be]));
+        // The replay covers every request of the account.
+        expect(replay.evaluated).toBe(history.length);
+        await (save as (d: unknown) => Promise<unknown>)(body);
+        const after = [];
+        for (const { key, body: b } of bodies) after.push(must(await api.agent(key).post('/actions', b)));
+        // Each request the draft saw: what the replay said, the same request now decides.
+        const replayed = history.slice(-bodies.length).map((r) => wouldBe.get(r.id) ?? outcome(r.status));
+        expect(after.map((r) => outcome(r.status))).toEqual(replayed);
+        expect(replay.changed_total).toBeGreaterThan(0);
+        for (const c of replay.changed) expect(c.was).not.toBe(c.would_be);
+        // Every request of the history is one of the bodies; today's rules decide it as they did its latest create.
+        const today = history.slice(-bodies.length).map((r) => outcome(r.status));
+        const counts = { approve: 0, deny: 0, pending: 0 } as Record<string, number>;
+        for (const [k, r] of history.entries()) counts[wouldBe.get(r.id) ?? today[k % bodies.length]!]!++;
+        expect({ approve: replay.approve, deny: replay.deny, pending: replay.pending }).toEqual(counts);
+        history = [...history, ...after];
+      }
+      // Nothing was saved by the replays themselves.
+      expect(must(await device.get('/rules')).rules.map((r: { name: string }) => r.name)).toEqual([
+        'deny deletes',
+        'mail to colleagues',
+        'draft rule',
+      ]);
+    }, 120_000);
+
+    it('refuses a bad draft as POST /rules or POST /policies would', async () => {
+      const acct = await api.newAccount();
+      const device = api.device(acct.device_id);
+      const bad = async (body: unknown) => {
+        const r = await device.post('/rules/simulate', body);
+        expect(r.status, JSON.stringify(r.body)).toBe(400);
+        return r.body as { code: string; detail: string };
+      };
+      expect(
+        await bad({ rule: { decision: 'auto_approve', conditions: [{ field: 'x', op: 'eq', value: 1 }] } }),
+      ).toMatchObject({
+        code: 'invalid_request',
+        detail: expect.stringMatching(/^rule\.conditions\[0\]\.field: /),
+      });
+      expect((await bad({ cedar: 'permit(principal, action, resource' })).code).toBe('invalid_policy');
+      expect((await bad({})).detail).toMatch(/^rule: give exactly one of rule and cedar/);
+      expect((await bad({ rule: { decision: 'auto_deny' }, cedar: 'x' })).detail).toMatch(/^rule: /);
+      expect((await bad({ rule: { decision: 'auto_deny' }, days: 91 })).detail).toMatch(/^days: must be 1 to 90/);
+    });
+
+    it('suggests the rules a seeded history implies, with evidence and replay; adopting one settles those requests', async () => {
+      const acct = await api.newAccount();
+      const device = api.device(acct.device_id);
+      must(await device.post('/agents', { name: 'unused' }));
+      const ask2 = (body: Record<string, unknown>) => ask(acct, body);
+      const decide = async (body: Record<string, unknown>, how: 'approve' | 'deny') => {
+        const created = await ask2(body);
+        must(await device.post(`/actions/${created.id}/${how}`, how === 'deny' ? { reason: 'no' } : undefined));
+      };
+      for (let i = 0; i < 7; i++)
+        await decide(
+          { action_type: 'data_access', title: `Read file ${i}`, metadata: { tool_name: 'Read' } },
+          'approve',
+        );
+      for (let i = 0; i < 4; i++)
+        await decide({ action_type: 'system', title: `Run ${i}`, metadata: { tool_name: 'Bash' } }, 'approve');
+      await decide({ action_type: 'system', title: 'Run rm', metadata: { tool_name: 'Bash' } }, 'deny');
+      for (let i = 0; i < 5; i++)
+        await decide({ action_type: 'purchase', title: `Buy ${i}`, amount: 3, recipient: 'Shady Goods Ltd' }, 'deny');
+      await ask2({ action_type: 'data_access', title: 'Read file pending', metadata: { tool_name: 'Read' } });
+
+      const { suggestions } = must(await device.get('/rules/suggestions'));
+      expect(suggestions.map((s: { summary: string }) => s.summary)).toEqual([
+        `7 of 7 Read calls of ${'default agent'} approved by a person in 30 days`.replace(
+          'default agent',
+          suggestions[0].evidence.agent_name ?? acct.agent_id,
+        ),
+        expect.stringMatching(/^5 of 5 purchase requests of .* to Shady Goods Ltd denied by a person in 30 days$/),
+      ]);
+      const [read, shady] = suggestions;
+      expect(read.rule).toMatchObject({
+        decision: 'auto_approve',
+        action_type: 'data_access',
+        agent_id: acct.agent_id,
+        conditions: [{ field: 'tool_name', op: 'eq', value: 'Read' }],
+      });
+      expect(read.evidence).toMatchObject({ decided: 7, approved: 7, denied: 0, tool_name: 'Read', days: 30 });
+      // Its replay: the 7 approved and the one still pending would have been approved at once.
+      expect(read.replay).toMatchObject({ evaluated: 18, approve: 8, changed_total: 8 });
+      expect(shady.rule).toMatchObject({
+        decision: 'auto_deny',
+        conditions: [{ field: 'recipient', op: 'eq', value: 'Shady Goods Ltd' }],
+      });
+      expect(shady.replay).toMatchObject({ deny: 5, changed_total: 5 });
+
+      // One tap: POST /rules takes the suggestion as it is.
+      must(await device.post('/rules', read.rule));
+      expect(
+        await ask2({ action_type: 'data_access', title: 'Read another', metadata: { tool_name: 'Read' } }),
+      ).toMatchObject({
+        status: 'approved',
+        rule_applied: read.rule.name,
+      });
+      const again = must(await device.get('/rules/suggestions')).suggestions;
+      expect(again.map((s: { rule: { name: string } }) => s.rule.name)).toEqual([shady.rule.name]);
+    }, 120_000);
 
     it.skipIf(mode !== 'processes')(
       'never spends past a limit with conditional rules and Cedar permits in force: 40 simultaneous $10 purchases against $100 a day on two policy replicas',

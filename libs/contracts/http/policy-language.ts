@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { StoredText } from '../validation.js';
-import { ActionStatus, ActionType } from '../enums.js';
+import { ActionStatus, ActionType, RiskLevel } from '../enums.js';
 import { ConditionView } from './conditions.js';
 import { DraftRuleBody, policyLimits, RuleDecision } from './policy.js';
 
@@ -116,6 +116,9 @@ export const SuggestedRule = z.object({
   decision: RuleDecision,
   action_type: ActionType.nullable(),
   agent_id: z.string().nullable(),
+  /** An approving draft goes no riskier, and no larger, than what the person approved. */
+  risk_level_max: RiskLevel.nullable(),
+  amount_max_cents: z.number().int().nullable(),
   conditions: z.array(ConditionView).nullable(),
 });
 export type SuggestedRule = z.infer<typeof SuggestedRule>;

@@ -2,11 +2,13 @@ import type { Bus, RequestContext } from '@agent-auth/bus';
 import {
   type CreateGrantRequest,
   type DecideRequest,
+  type DecisionPolicy,
   type DevicePrincipal,
   type GrantView,
   type PolicyDecision,
   policyChanged,
   policyEndpoints,
+  policyLanguageEndpoints,
   policyVersion,
   type RecordSpendRequest,
   type ReleaseSpendRequest,
@@ -33,6 +35,8 @@ export interface PolicyDecider {
   createGrant(input: CreateGrantRequest, ctx: RequestContext): Promise<GrantView>;
   /** Revokes a grant of the device's account at once (404 when it has none by that id). */
   revokeGrant(device: DevicePrincipal, grantId: string, ctx: RequestContext): Promise<GrantView>;
+  /** The account's rules, Cedar policies and time zone, for a replay of its history. */
+  decisionPolicy(accountId: string, ctx: RequestContext): Promise<DecisionPolicy>;
 }
 
 /** The policy_version of an account without rules or limits. */
@@ -50,6 +54,9 @@ export const noAutomaticDecisions: PolicyDecider = {
   },
   async revokeGrant() {
     throw errors.serviceUnavailable('policy');
+  },
+  async decisionPolicy() {
+    return { rules: [], policies: [], timezone: 'UTC' };
   },
 };
 
@@ -92,5 +99,7 @@ export function policyOverBus(bus: Bus): PolicyDecider {
     createGrant: (input, ctx) => bus.request(policyEndpoints.createGrant, input, { requestId: ctx.requestId }),
     revokeGrant: (device, grantId, ctx) =>
       bus.request(policyEndpoints.revokeGrant, { device, grant_id: grantId }, { requestId: ctx.requestId }),
+    decisionPolicy: (accountId, ctx) =>
+      bus.request(policyLanguageEndpoints.decisionPolicy, { account_id: accountId }, { requestId: ctx.requestId }),
   };
 }

@@ -13,6 +13,7 @@ import type { ReceiptKeys } from '../domain/receipt-keys.js';
 import type { ReceiptIssuer } from './receipts.js';
 import type { IdempotencyStore } from '../store/idempotency.js';
 import type { ToolCallStore } from '../store/tool-calls.js';
+import type { RequestHistoryStore } from '../store/request-history.js';
 
 /** Everything the actions use cases may need, passed in (no singletons); each use case takes only its part. */
 export interface ActionsDeps {
@@ -31,4 +32,5 @@ export interface ActionsDeps {
   receipts: ReceiptIssuer;
   idempotency: IdempotencyStore;
   toolCalls: ToolCallStore;
+  requestHistory: RequestHistoryStore;
 }

@@ -36,6 +36,16 @@ export function createMetadataSeal(keyring: Keyring) {
         unknown
       >;
     },
+    /**
+     * The metadata of a stored request read once, among thousands (a replay of an account's history): opened
+     * without being kept, so it pushes no pending request's metadata out of what is kept.
+     */
+    openOnce(row: Pick<RequestRow, 'id' | 'metadata_enc'>): Record<string, unknown> {
+      if (!row.metadata_enc) return {};
+      const hit = opened.get(row.id);
+      const plain = hit?.sealed === row.metadata_enc ? hit.plain : keyring.decrypt(row.metadata_enc, context(row.id));
+      return JSON.parse(plain) as Record<string, unknown>;
+    },
     /** The metadata of a stored request ({} when it has none); a fresh object on every call. */
     open(row: Pick<RequestRow, 'id' | 'metadata_enc'>): Record<string, unknown> {
       if (!row.metadata_enc) return {};

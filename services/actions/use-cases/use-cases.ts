@@ -15,6 +15,7 @@ import { createAuditChain } from './audit-chain.js';
 import { createGrants } from './grants.js';
 import { createCancellation } from './cancel-action.js';
 import { createToolCalls } from './tool-calls.js';
+import { createRuleReplay } from './rule-replay.js';
 
 /** Every operation of the actions service, each built from only the dependencies it uses. */
 export function createUseCases(deps: ActionsDeps) {
@@ -39,6 +40,7 @@ export function createUseCases(deps: ActionsDeps) {
     accounts: createAccounts(deps),
     webhooks: createWebhookSigning(deps),
     auditChain: createAuditChain(deps),
+    ruleReplay: createRuleReplay({ ...deps, metadata }),
   };
 }
 export type UseCases = ReturnType<typeof createUseCases>;

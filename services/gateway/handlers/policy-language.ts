@@ -5,7 +5,10 @@ import {
   newPolicyOf,
   PolicyParams,
   policyLanguageEndpoints as ep,
+  ruleReplayEndpoints,
+  SimulateBody,
   setSettingsRequestOf,
+  simulateRequestOf,
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
@@ -88,5 +91,36 @@ export function policyLanguageRoutes(app: FastifyInstance, bus: Bus): void {
     response: ep.setSettings.response,
     handler: ({ principal, body, requestId }) =>
       bus.request(ep.setSettings, setSettingsRequestOf(principal, body), { requestId }),
+  });
+  addRoute(app, {
+    method: 'POST',
+    url: '/rules/simulate',
+    tag: 'Policy',
+    summary: 'Replay a draft rule or policy',
+    description:
+      "`{rule | cedar, days}` (days 1–90, default 30): what the draft, added after today's rules and policies, " +
+      "would have decided for the account's requests of those days, and which it decides otherwise than today's " +
+      'do: `{evaluated, approve, deny, pending, changed: [{id, title, was, would_be, status}] (newest 50), ' +
+      'changed_total}`. Spending limits and grants are left out (they depend on the spend and uses of each moment). ' +
+      'Nothing is saved.',
+    auth: 'device',
+    body: SimulateBody,
+    response: ruleReplayEndpoints.simulate.response,
+    handler: ({ principal, body, requestId }) =>
+      bus.request(ruleReplayEndpoints.simulate, simulateRequestOf(principal, body), { requestId }),
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/rules/suggestions',
+    tag: 'Policy',
+    summary: 'Rules learned from history',
+    description:
+      'Drafts of rules the last 30 days imply: requests of one kind (agent, action type, and tool or recipient) a ' +
+      'person decided the same way every time, at least 5 times, each with its evidence and its replay. `POST ' +
+      "/rules` takes a suggestion's `rule` as it is.",
+    auth: 'device',
+    response: ruleReplayEndpoints.suggestions.response,
+    handler: ({ principal, requestId }) =>
+      bus.request(ruleReplayEndpoints.suggestions, { device: principal }, { requestId }),
   });
 }
