@@ -162,6 +162,21 @@ describe.skipIf(secondSession)(
       expect(listPlan).toMatch(/Merge Append/);
       expect(listPlan).toMatch(/Index (Only )?Scan Backward using requests_m\d{4}_\d{2}_agent/);
       expect(listPlan).not.toMatch(/Seq Scan/);
+      // /pending: the partial indexes of pending requests, within each partition.
+      const pendingPlan = (
+        await db.sql.unsafe(
+          `explain select id from actions.requests where account_id = 'acc_p' and status = 'pending' and expires_at > now()
+           order by risk_rank desc, created_at asc, id asc limit 500`,
+        )
+      )
+        .map((r) => r['QUERY PLAN'] as string)
+        .join('\n');
+      // (A partition with next to nothing in it, a month ahead, is read whole: nothing to walk.)
+      const thisMonth = new Date().toISOString().slice(0, 7).replace('-', '_');
+      // Either of its partial indexes of pending requests (the list's, or the sweeper's by expiry).
+      expect(pendingPlan).toMatch(
+        new RegExp(`on requests_m${thisMonth}_(account_id_risk_rank_created_at|expires_at)_idx`),
+      );
     });
 
     it('makes the coming months ahead and drops the months past the retention', async () => {
