@@ -14,42 +14,53 @@ import { createLimiter } from './dispatch.js';
 import type { ActionEventStream } from './action-event-stream.js';
 
 const NANOS_PER_MS = 1_000_000;
-const RETENTION_MS = 7 * 24 * 3600_000;
+const HOUR_MS = 3600_000;
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
 const ACK_WAIT_MS = 30_000;
 const REDELIVERY_DELAY_MS = 1_000;
 
-/** What the stream is made with: a file stream kept 7 days, de-duplicated by event id, on `replicas` servers. */
-function streamConfig(name: string, subjects: string, replicas: number) {
+/** How the stream is kept: on `replicas` servers, each event for `maxAgeHours`. */
+export interface StreamKeeping {
+  replicas: number;
+  maxAgeHours: number;
+}
+
+/** What the stream is made with: a file stream, de-duplicated by event id, kept as `keeping` says. */
+function streamConfig(name: string, subjects: string, keeping: StreamKeeping) {
   return {
     name,
     subjects: [subjects],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
-    max_age: RETENTION_MS * NANOS_PER_MS,
+    max_age: keeping.maxAgeHours * HOUR_MS * NANOS_PER_MS,
     duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
-    num_replicas: replicas,
+    num_replicas: keeping.replicas,
   };
 }
 
 /**
- * Creates the stream, or brings an existing one to the replication asked for (a deployment that grows from one NATS
- * server to a cluster raises NATS_STREAM_REPLICAS and restarts). Consumers keep the stream's replication.
+ * Creates the stream, or brings an existing one to the replication and age asked for (a deployment that grows from
+ * one NATS server to a cluster raises NATS_STREAM_REPLICAS and restarts). Consumers keep the stream's replication.
  */
 async function ensureStream(
   nc: NatsConnection,
-  input: { name: string; subjects: string; replicas: number; log: Logger },
+  input: { name: string; subjects: string; keeping: StreamKeeping; log: Logger },
 ) {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(input.name).catch(() => null);
+  const wanted = streamConfig(input.name, input.subjects, input.keeping);
   if (info) {
-    if (info.config.num_replicas !== input.replicas) {
-      await jsm.streams.update(input.name, { ...info.config, num_replicas: input.replicas });
-      input.log.info({ stream: input.name, replicas: input.replicas }, "changed the action event stream's replicas");
+    if (info.config.num_replicas !== wanted.num_replicas || info.config.max_age !== wanted.max_age) {
+      await jsm.streams.update(input.name, {
+        ...info.config,
+        num_replicas: wanted.num_replicas,
+        max_age: wanted.max_age,
+      });
+      input.log.info({ stream: input.name, ...input.keeping }, 'changed how the action event stream is kept');
     }
     return;
   }
-  await jsm.streams.add(streamConfig(input.name, input.subjects, input.replicas)).catch(async (err: unknown) => {
+  await jsm.streams.add(wanted).catch(async (err: unknown) => {
     // Another process may have created it in between.
     if (
       !(await jsm.streams.info(input.name).then(
@@ -59,16 +70,16 @@ async function ensureStream(
     )
       throw err;
   });
-  input.log.info({ stream: input.name, replicas: input.replicas }, 'created the action event stream');
+  input.log.info({ stream: input.name, ...input.keeping }, 'created the action event stream');
 }
 
 /**
- * Action events on a JetStream stream (file storage, 7 days, `replicas` copies on a cluster), one durable pull
- * consumer per consuming service.
+ * Action events on a JetStream stream (file storage, kept `maxAgeHours`, `replicas` copies on a cluster), one
+ * durable pull consumer per consuming service.
  */
 export function createJetStreamActionEvents(
   nc: NatsConnection,
-  { prefix, log, replicas }: { prefix: string; log: Logger; replicas: number },
+  { prefix, log, keeping }: { prefix: string; log: Logger; keeping: StreamKeeping },
 ): ActionEventStream {
   const js = jetstream(nc);
   const stream = actionEventStreamName(prefix);
@@ -77,7 +88,7 @@ export function createJetStreamActionEvents(
 
   // On first use; whichever service starts first creates the stream, and a failure is retried next time.
   const ensureStreamOnce = () =>
-    (ready ??= ensureStream(nc, { name: stream, subjects: allSubjects, replicas, log }).catch((err: unknown) => {
+    (ready ??= ensureStream(nc, { name: stream, subjects: allSubjects, keeping, log }).catch((err: unknown) => {
       ready = null;
       throw err;
     }));

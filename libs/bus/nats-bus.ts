@@ -39,6 +39,8 @@ export async function connectNatsBus(options: {
   timeoutMs: number;
   /** Copies of the action event stream a NATS cluster keeps (1 when absent). */
   streamReplicas?: number;
+  /** Hours the action event stream keeps an event (a week when absent). */
+  streamMaxAgeHours?: number;
   name: string;
   log: Logger;
 }): Promise<Bus> {
@@ -79,7 +81,11 @@ export async function connectNatsBus(options: {
 
   return {
     kind: 'nats',
-    actionEvents: createJetStreamActionEvents(nc, { prefix, log, replicas: options.streamReplicas ?? 1 }),
+    actionEvents: createJetStreamActionEvents(nc, {
+      prefix,
+      log,
+      keeping: { replicas: options.streamReplicas ?? 1, maxAgeHours: options.streamMaxAgeHours ?? 168 },
+    }),
     request: (endpoint, payload, opts) =>
       timedRequest(endpoint, async () =>
         decodeReply(endpoint, parseMessage((await send(endpoint, payload, opts)).string())),

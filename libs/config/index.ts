@@ -37,6 +37,8 @@ export const ConfigSchema = z.object({
   NATS_URL: z.string().optional(),
   /** Copies of the action event stream (and its consumers) a NATS cluster keeps: 3 on a cluster of three or more. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Hours the action event stream keeps an event (resumed event streams replay from it; the notifier acks at once). */
+  NATS_STREAM_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
   DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BUS_PREFIX: z
@@ -191,6 +193,7 @@ export const processSettingKeys = slice(
   'DATABASE_URL',
   'NATS_URL',
   'NATS_STREAM_REPLICAS',
+  'NATS_STREAM_MAX_AGE_HOURS',
   'BUS_PREFIX',
   'BUS_TIMEOUT_MS',
   'DB_POOL_SIZE',

@@ -52,9 +52,8 @@ export async function connectNeededBus(
   const options = { prefix: config.BUS_PREFIX, timeoutMs: config.BUS_TIMEOUT_MS };
   if (typeof need === 'object' && !config.NATS_URL) return createInProcessBus(options);
   const url = typeof need === 'string' ? requireSetting(config, 'NATS_URL', need) : config.NATS_URL!;
-  return connectNatsBus({ ...options, url, streamReplicas: config.NATS_STREAM_REPLICAS, name, log }).catch(
-    (err: unknown) => {
-      throw new StartupError(`NATS_URL: no NATS server answers (${(err as Error).message})`);
-    },
-  );
+  const stream = { streamReplicas: config.NATS_STREAM_REPLICAS, streamMaxAgeHours: config.NATS_STREAM_MAX_AGE_HOURS };
+  return connectNatsBus({ ...options, url, ...stream, name, log }).catch((err: unknown) => {
+    throw new StartupError(`NATS_URL: no NATS server answers (${(err as Error).message})`);
+  });
 }
