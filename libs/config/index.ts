@@ -102,6 +102,8 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[0-9A-Fa-f.:/, ]*$/, 'proxy addresses or CIDR ranges, comma separated')
     .default(''),
+  /** Browser origins besides the service's own that may call /mcp (e.g. a web MCP client); `*` for any. */
+  MCP_ALLOWED_ORIGINS: commaList,
   /** OAuth (the identity service): how long an access token for /mcp lives, and a refresh token. */
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce
@@ -244,6 +246,7 @@ export const gatewaySettingKeys = slice(
   'PORT',
   // The origin of the MCP resource and the OAuth issuer, the same on every replica.
   'PUBLIC_BASE_URL',
+  'MCP_ALLOWED_ORIGINS',
   'AUTH_CACHE_TTL_MS',
   'LOG_REQUESTS',
   'TRUST_PROXY',

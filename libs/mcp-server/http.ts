@@ -19,6 +19,12 @@ export interface McpExchange {
   baseUrl: string;
   /** Aborts the calls of this request (the client cancelled them). */
   signal?: AbortSignal;
+  /**
+   * DNS rebinding protection (the transport's own): the Host names the service answers to, when it knows them, and
+   * the browser origins allowed to call it; a request naming another is refused (403).
+   */
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
   pollIntervalMs?: number;
 }
 
@@ -48,6 +54,9 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !needsStream(exchange.body),
+    enableDnsRebindingProtection: true,
+    allowedHosts: exchange.allowedHosts,
+    allowedOrigins: exchange.allowedOrigins,
   });
   // Closing the server aborts its handlers' signals: a held wait behind a tool ends at once. The response closes
   // when it is complete, too: then the server is let go.

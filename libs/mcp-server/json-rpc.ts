@@ -1,6 +1,11 @@
 // What the HTTP room reads of a POST's JSON-RPC messages before the SDK serves them: which calls it carries, which
 // earlier calls it cancels, and whether its answer must stream.
-import { isJSONRPCNotification, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isInitializeRequest,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** Tools that wait for the holder: their answer streams, so progress and keep-alives reach the client. */
 const WAITING_TOOLS = new Set(['wait_for_approval', 'execute_api_call']);
@@ -39,4 +44,9 @@ export function needsStream(body: unknown): boolean {
     if (params?._meta?.progressToken !== undefined) return true;
     return message.method === 'tools/call' && typeof params?.name === 'string' && WAITING_TOOLS.has(params.name);
   });
+}
+
+/** Whether the body opens a session (an `initialize` request). */
+export function isInitialization(body: unknown): boolean {
+  return messagesOf(body).some(isInitializeRequest);
 }

@@ -21,6 +21,8 @@ export function createToolServer(
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     {
+      // Log levels are accepted (logging/setLevel); the tools report through their results and progress.
+      capabilities: { logging: {} },
       instructions:
         'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
     },

@@ -145,6 +145,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     inProcess,
     publicBaseUrl: deps.config.PUBLIC_BASE_URL,
     apiPrefix: API_PREFIX,
+    allowedOrigins: deps.config.MCP_ALLOWED_ORIGINS,
   });
   await oauthRoutes(app, {
     bus: deps.bus,

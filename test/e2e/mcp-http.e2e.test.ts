@@ -68,7 +68,7 @@ for (const { mode, skip } of modes) {
       holderOrigin = new URL(stack.baseUrl).origin;
       agentOrigin = mode === 'processes' ? new URL(await stack.addGateway()).origin : holderOrigin;
       mcp = await connect(agentOrigin, acct.api_key);
-    });
+    }, 180_000);
     afterAll(async () => {
       await mcp?.close();
       await stack?.stop();

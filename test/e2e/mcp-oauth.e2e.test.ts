@@ -106,7 +106,7 @@ for (const { mode, skip } of modes) {
         const byName = origin.replace('127.0.0.1', 'localhost');
         elsewhere = { mcpUrl: `${byName}/mcp`, resource: byName };
       }
-    });
+    }, 180_000);
     afterAll(async () => {
       await stack?.stop();
       await db?.drop();

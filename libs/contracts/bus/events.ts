@@ -22,9 +22,10 @@ export const spendChanged = defineEvent('spend_changed', z.object({ account_id: 
 
 /**
  * Broadcast when an MCP client cancels a tool call (notifications/cancelled): the call may be waiting on another
- * gateway replica, which stops it. `request_id` is the JSON-RPC id the client gave the call.
+ * gateway replica, which stops it. `request_id` is the JSON-RPC id the client gave the call, `session_id` the
+ * client's Mcp-Session-Id ('' without one).
  */
 export const mcpCallCancelled = defineEvent(
   'mcp_call_cancelled',
-  z.object({ agent_id: z.string(), request_id: z.union([z.string(), z.number()]) }),
+  z.object({ agent_id: z.string(), session_id: z.string(), request_id: z.union([z.string(), z.number()]) }),
 );

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentPrincipal } from '@agent-auth/contracts';
 import { errors, isAppError } from '@agent-auth/errors';
 import {
   answerParseError,
   cancelledIdsOf,
+  isInitialization,
   jsonRpcErrorBody,
   requestIdsOf,
   serveMcpExchange,
@@ -27,6 +29,8 @@ export interface McpRouteDeps {
   publicBaseUrl: string | undefined;
   /** The API's path prefix (/api/v1), for the approval links the tools give. */
   apiPrefix: string;
+  /** Browser origins besides the service's own that may call /mcp; `*` for any (MCP_ALLOWED_ORIGINS). */
+  allowedOrigins: readonly string[];
 }
 
 const CORS_HEADERS = {
@@ -35,6 +39,26 @@ const CORS_HEADERS = {
     'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
   'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version, x-request-id',
 };
+
+/** An Mcp-Session-Id the client echoes back: visible ASCII (as the transport's specification says), bounded. */
+const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The client's session: an id handed out at `initialize` that names nothing kept anywhere (any replica takes any
+ * id, none is ever ended), so that cancellations name the call of that session; '' for a client without one.
+ */
+function sessionOf(request: FastifyRequest): string {
+  const given = request.headers['mcp-session-id'];
+  return typeof given === 'string' && SESSION_ID.test(given) ? given : '';
+}
+
+/** DNS rebinding protection: the Host the service answers to (when PUBLIC_BASE_URL names it) and the origins. */
+function rebindingGuard(deps: McpRouteDeps, origin: string) {
+  return {
+    allowedHosts: deps.publicBaseUrl ? [new URL(deps.publicBaseUrl).host] : undefined,
+    allowedOrigins: deps.allowedOrigins.includes('*') ? undefined : [origin, ...deps.allowedOrigins],
+  };
+}
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -99,17 +123,22 @@ async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: Fas
   reply.hijack();
   const body = parseBody(request.body);
   if (!body.ok) return answerParseError(reply.raw);
-  deps.calls.cancel(agent.agent_id, cancelledIdsOf(body.value));
-  const tracked = deps.calls.track(agent.agent_id, requestIdsOf(body.value));
+  const session = isInitialization(body.value) ? `mcps_${randomUUID()}` : sessionOf(request);
+  if (session) reply.raw.setHeader('mcp-session-id', session);
+  const caller = { agent_id: agent.agent_id, session_id: session };
+  deps.calls.cancel(caller, cancelledIdsOf(body.value));
+  const tracked = deps.calls.track(caller, requestIdsOf(body.value));
   const { client, release } = deps.inProcess.clientFor(agent, request.id);
+  const origin = publicOriginOf(request, deps.publicBaseUrl);
   try {
     await serveMcpExchange({
       request: request.raw,
       response: reply.raw,
       body: body.value,
       client,
-      baseUrl: `${publicOriginOf(request, deps.publicBaseUrl)}${deps.apiPrefix}`,
+      baseUrl: `${origin}${deps.apiPrefix}`,
       signal: tracked.signal,
+      ...rebindingGuard(deps, origin),
     });
   } finally {
     tracked.done();

@@ -2,8 +2,15 @@ import type { Bus } from '@agent-auth/bus';
 import { mcpCallCancelled } from '@agent-auth/contracts';
 
 type CallId = string | number;
+/** Who made a call: the agent, and the client's session ('' when it has none). */
+export interface Caller {
+  agent_id: string;
+  session_id: string;
+}
 
-const keyOf = (agentId: string, id: CallId) => `${agentId}\u0000${typeof id}:${id}`;
+/** A call's key: its agent, the client's session (the same JSON-RPC id may come from two sessions) and its id. */
+const keyOf = (call: { agent_id: string; session_id: string }, id: CallId) =>
+  `${call.agent_id}\u0000${call.session_id}\u0000${typeof id}:${id}`;
 
 /**
  * The MCP tool calls this replica is serving, by agent and JSON-RPC id. MCP over HTTP is stateless here, so a
@@ -13,16 +20,16 @@ const keyOf = (agentId: string, id: CallId) => `${agentId}\u0000${typeof id}:${i
 export function createMcpCalls(bus: Bus) {
   const live = new Map<string, Set<AbortController>>();
 
-  const abortHere = (agentId: string, id: CallId) => {
-    for (const controller of live.get(keyOf(agentId, id)) ?? []) controller.abort();
+  const abortHere = (caller: Caller, id: CallId) => {
+    for (const controller of live.get(keyOf(caller, id)) ?? []) controller.abort();
   };
-  const unsubscribe = bus.subscribe(mcpCallCancelled, (event) => abortHere(event.agent_id, event.request_id));
+  const unsubscribe = bus.subscribe(mcpCallCancelled, (event) => abortHere(event, event.request_id));
 
   return {
     /** Registers the calls one HTTP request carries; `signal` aborts when any of them is cancelled. */
-    track(agentId: string, ids: CallId[]): { signal: AbortSignal; done(): void } {
+    track(caller: Caller, ids: CallId[]): { signal: AbortSignal; done(): void } {
       const controller = new AbortController();
-      const keys = ids.map((id) => keyOf(agentId, id));
+      const keys = ids.map((id) => keyOf(caller, id));
       for (const key of keys) {
         const set = live.get(key) ?? new Set<AbortController>();
         set.add(controller);
@@ -40,11 +47,11 @@ export function createMcpCalls(bus: Bus) {
       };
     },
 
-    /** Stops the named calls of the agent, wherever they are served. */
-    cancel(agentId: string, ids: CallId[]): void {
+    /** Stops the named calls of the agent's session, wherever they are served. */
+    cancel(caller: Caller, ids: CallId[]): void {
       for (const id of ids) {
-        abortHere(agentId, id);
-        bus.publish(mcpCallCancelled, { agent_id: agentId, request_id: id });
+        abortHere(caller, id);
+        bus.publish(mcpCallCancelled, { ...caller, request_id: id });
       }
     },
 
