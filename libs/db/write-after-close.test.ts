@@ -26,7 +26,7 @@ await new Promise((r) => setTimeout(r, 200));
 let answer;
 for (let i = 0; i < 5 && answer === undefined; i++) answer = await sql\`select 1 as one\`.then((rows) => rows[0].one, () => undefined);
 const started = performance.now();
-await sql.end({ timeout: 10 });
+await sql.end({ timeout: 20 });
 const endMs = performance.now() - started;
 await killer.end();
 console.log(JSON.stringify({ code: failure?.code, answer, endMs }));
@@ -48,7 +48,7 @@ describe('a pooled connection whose backend goes away in a transaction', () => {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: db.url },
         encoding: 'utf8',
-        timeout: 25_000,
+        timeout: 50_000,
       });
       expect(child.stderr).not.toMatch(/TypeError/);
       expect(child.status, child.stderr).toBe(0);
@@ -60,7 +60,8 @@ describe('a pooled connection whose backend goes away in a transaction', () => {
       expect(seen.code).toBe('CONNECTION_CLOSED');
       expect(seen.answer).toBe(1);
       // The write that failed leaves no statement behind that closing the pool would wait for.
-      expect(seen.endMs).toBeLessThan(2000);
+      expect(seen.endMs).toBeLessThan(5000);
     },
+    60_000,
   );
 });

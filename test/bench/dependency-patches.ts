@@ -21,13 +21,11 @@ const ROUNDS = Number(process.env.BENCH_PATCHES_ROUNDS ?? 2);
 const SLICE_SECONDS = Number(process.env.BENCH_PATCHES_SLICE_SECONDS ?? 5);
 const KEEP_AT = 1.03;
 
-/** The patches that only make things faster (the others fix defects and stay whatever they cost). */
-const PERFORMANCE_PATCHES: Array<{ file: string; mode: StackMode }> = [
-  { file: 'postgres+3.4.9+002+settle-queries-by-method.patch', mode: 'all-in-one' },
-  { file: 'postgres+3.4.9+003+idle-connection-used-last-first.patch', mode: 'all-in-one' },
-  { file: '@nats-io+nats-core+3.4.0+001+answered-request-leaves-mux.patch', mode: 'processes' },
-  { file: '@nats-io+nats-core+3.4.0+002+flush-once-per-turn.patch', mode: 'processes' },
-];
+/**
+ * The patches of patches/ that only make things faster, each with the stack it shows on (the others fix defects and
+ * stay whatever they cost), e.g. { file: 'postgres+3.4.9+002+<what it does>.patch', mode: 'all-in-one' }. None today.
+ */
+const PERFORMANCE_PATCHES: Array<{ file: string; mode: StackMode }> = [];
 
 /** The package a patch-package file patches: "@scope+name+1.2.3+…" is @scope/name, "name+1.2.3+…" is name. */
 export function packageOfPatch(file: string): string {
@@ -111,6 +109,7 @@ export const dependencyPatches: BenchCase = {
       }
     }
     out('\n=> performance patches:');
+    if (selected.length === 0) out('   none listed in PERFORMANCE_PATCHES');
     for (const line of verdicts) out(`   ${line}`);
   },
 };
