@@ -26,6 +26,7 @@ const FILES: Record<string, string> = {
   'links.js': JS,
   'verify.js': JS,
   'history.js': JS,
+  'connect.js': JS,
   'sw.js': JS,
   'style.css': 'text/css; charset=utf-8',
   'manifest.webmanifest': 'application/manifest+json; charset=utf-8',

@@ -17,6 +17,7 @@ import {
 } from './signing.js';
 import { el, facts, grantCard, pendingCard, requestDetail, requestGone, reviewItem, row, tick } from './views.js';
 import { checkWholeChain, receiptKeys, renderHistory, resolvedByText } from './history.js';
+import { connectionRow, consentForm } from './connect.js';
 import { verifyReceipt } from './verify.js';
 
 const $ = (id) => document.getElementById(id);
@@ -389,6 +390,30 @@ function emptyItem(title, text) {
   );
 }
 
+/** The apps connected with OAuth, under Agents (hidden against a service without them). */
+async function showConnections(agents) {
+  let connections;
+  try {
+    ({ connections } = await api.get('/oauth/connections'));
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return;
+    throw err;
+  }
+  const names = new Map(agents.map((a) => [a.agent_id, a.name]));
+  const disconnect = (c) => () =>
+    attempt(async () => {
+      await api.delete(`/oauth/connections/${encodeURIComponent(c.connection_id)}`);
+      say(`${c.client_name} is disconnected.`);
+      await show();
+    });
+  $('connections').hidden = false;
+  $('connection-list').replaceChildren(
+    ...(connections.length
+      ? connections.map((c) => connectionRow(c, names.get(c.agent_id) ?? c.agent_id, disconnect(c)))
+      : [emptyItem('No connected apps.', "Give an MCP client this service's /mcp address to connect it.")]),
+  );
+}
+
 /** An error state in place of what could not be loaded (a list's item, or a block), with a way to try again. */
 function loadFailed(tag, err) {
   const again = el('button', { type: 'button', textContent: 'Try again' });
@@ -500,6 +525,31 @@ const views = {
     );
     if (!agents.length)
       $('agent-list').replaceChildren(emptyItem('No agents.', 'Add one below: it gets its own API key.'));
+    await showConnections(agents);
+  },
+  async connect() {
+    const box = $('connect-request');
+    let request;
+    try {
+      request = await api.get(`/oauth/requests/${encodeURIComponent(route.id)}`);
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 409)) throw err;
+      box.replaceChildren(
+        el('p', { className: 'empty-title', textContent: err.message }),
+        el('p', { className: 'muted', textContent: 'Start connecting again from the app that asked.' }),
+      );
+      return;
+    }
+    const { agents } = await api.get('/agents');
+    box.replaceChildren(
+      consentForm(request, agents, (body) =>
+        attempt(async () => {
+          const { redirect_to } = await api.post('/oauth/consent', body);
+          say(body.allow ? `Allowed: back to ${request.client_name}…` : `Denied: back to ${request.client_name}…`);
+          location.assign(redirect_to);
+        }),
+      ),
+    );
   },
   async grants() {
     const [{ grants }, { agents }] = await Promise.all([api.get('/grants'), api.get('/agents')]);

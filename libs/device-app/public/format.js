@@ -1,5 +1,5 @@
 // How the app writes times, amounts and risk: pure functions, the same in the browser and in Node's tests.
-import { requestIdFromHash } from './links.js';
+import { connectRequestFromHash, requestIdFromHash } from './links.js';
 
 /** "4:05" left until expiry (h:mm:ss beyond an hour), "expired" once past; urgent in the last minute. */
 export function countdown(expiresAt, now = Date.now()) {
@@ -54,6 +54,8 @@ export function riskBadge(risk) {
 export function parseRoute(hash) {
   const id = requestIdFromHash(hash);
   if (id) return { view: 'request', id };
+  const connecting = connectRequestFromHash(hash);
+  if (connecting) return { view: 'connect', id: connecting };
   const tab = hash.replace(/^#\/?/, '').split('/')[0];
   return {
     view: ['rules', 'limits', 'grants', 'vault', 'agents', 'history', 'device'].includes(tab) ? tab : 'pending',

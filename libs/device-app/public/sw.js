@@ -1,6 +1,6 @@
 // The device app's service worker: keeps the app shell for offline starts, shows a pending request as a notification
 // (title, amount, risk) that opens that request, and clears it once the request is settled.
-const CACHE = 'agent-auth-shell-v2';
+const CACHE = 'agent-auth-shell-v3';
 const SHELL = [
   '/app/',
   '/app/app.js',
@@ -16,6 +16,7 @@ const SHELL = [
   '/app/tool-views.js',
   '/app/verify.js',
   '/app/history.js',
+  '/app/connect.js',
   '/app/style.css',
   '/app/manifest.webmanifest',
   '/app/icon-192.png',
