@@ -116,11 +116,23 @@ export function compileCondition(c: Condition): ConditionTest {
 // Compiled once per stored list of conditions (the policy cache keeps the same arrays for every decision).
 const compiled = new WeakMap<readonly Condition[], ConditionTest>();
 
+/**
+ * What reading a field costs: the request's own fields nothing, its metadata an opening (a replay opens a stored
+ * request's metadata only when asked), the local time a time-zone conversion. All conditions must hold, so they
+ * are tried cheapest first: the first that fails spares the rest.
+ */
+const costOf = (c: Condition) =>
+  c.field === 'local_hour' || c.field === 'weekday'
+    ? 2
+    : c.field === 'tool_name' || c.field.startsWith(METADATA_FIELD_PREFIX)
+      ? 1
+      : 0;
+
 /** Whether every condition holds (an empty list always does). */
 export function conditionsHold(conditions: readonly Condition[], facts: RequestFacts, moment: Moment): boolean {
   let test = compiled.get(conditions);
   if (!test) {
-    const tests = conditions.map(compileCondition);
+    const tests = [...conditions].sort((a, b) => costOf(a) - costOf(b)).map(compileCondition);
     test = (f, m) => tests.every((t) => t(f, m));
     compiled.set(conditions, test);
   }

@@ -11,6 +11,7 @@ import { metricsCost } from './metrics-cost.js';
 import { out, settings, type BenchCase } from './load.js';
 import { notifyBench } from './notification-latency.js';
 import { policyLoad } from './policy-load.js';
+import { policyLanguageBench } from './policy-language.js';
 import { grantsBench } from './grants.js';
 import { hooksBench } from './hooks.js';
 import { receiptsCost } from './receipts.js';
@@ -21,6 +22,7 @@ const cases: BenchCase[] = [
   actionCreation,
   admissionBench,
   policyLoad,
+  policyLanguageBench,
   grantsBench,
   vaultBench,
   notifyBench,

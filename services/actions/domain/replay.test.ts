@@ -10,7 +10,14 @@ import {
   type RequestFacts,
 } from '@agent-auth/policy-language';
 import { describe, expect, it } from 'vitest';
-import { createReplayTally, type HistoryRow, type ReplayRule, readsMetadata, replayed } from './replay.js';
+import {
+  createReplayTally,
+  factsOfStored,
+  type HistoryRow,
+  type ReplayRule,
+  readsMetadata,
+  replayed,
+} from './replay.js';
 
 const facts = fc.record({
   action_type: fc.constantFrom('purchase', 'communication', 'system'),
@@ -106,6 +113,42 @@ describe('replayed', () => {
   });
 });
 
+describe('a stored request as rules read it', () => {
+  it('opens its metadata once, and only when a rule reads it', () => {
+    let opened = 0;
+    const row = {
+      id: 'act_1',
+      agent_id: 'agt_a',
+      action_type: 'purchase',
+      title: 'Buy',
+      risk_level: 'low',
+      reversible: true,
+      amount_cents: 500,
+      currency: 'USD',
+      recipient: null,
+    } as HistoryRow;
+    const f = factsOfStored(row, () => {
+      opened++;
+      return { team: 'ops' };
+    });
+    const cheap: ReplayRule = {
+      name: 'r',
+      decision: 'auto_approve',
+      action_type: 'legal',
+      agent_id: null,
+      risk_level_max: null,
+      amount_max_cents: null,
+      conditions: [{ field: 'metadata.team', op: 'eq', value: 'ops' }],
+    };
+    const input = { facts: f, id: 'act_1', moment: at, askCedar: cedarVerdict };
+    expect(replayed({ rules: [cheap], cedar: null }, [], input).was).toBe('pending'); // another action type
+    expect(opened).toBe(0);
+    expect(replayed({ rules: [{ ...cheap, action_type: null }], cedar: null }, [], input).was).toBe('approve');
+    expect(replayed({ rules: [{ ...cheap, action_type: null }], cedar: null }, [], input).was).toBe('approve');
+    expect(opened).toBe(1);
+  });
+});
+
 describe('replay tally', () => {
   const row = (i: number): HistoryRow => ({
     id: `act_${i}`,
@@ -123,7 +166,7 @@ describe('replay tally', () => {
     created_at: new Date(1_800_000_000_000 - i * 1000),
   });
 
-  it('counts every outcome with the draft and lists at most 50 changes, in the order read', () => {
+  it('counts every outcome with the draft and lists the 50 newest changes', () => {
     const tally = createReplayTally(7);
     for (let i = 0; i < 120; i++)
       tally.add(row(i), 'pending', i % 3 === 0 ? 'pending' : i % 3 === 1 ? 'approve' : 'deny');
@@ -137,5 +180,14 @@ describe('replay tally', () => {
       would_be: 'approve',
       status: 'pending',
     });
+  });
+
+  it('keeps the 50 newest changes whatever the order the requests come in (agent by agent)', () => {
+    const tally = createReplayTally(7);
+    const order = Array.from({ length: 300 }, (_, i) => (i * 7919) % 300); // every index once, shuffled
+    for (const i of order) tally.add(row(i), 'pending', 'deny');
+    const { changed, changed_total } = tally.result();
+    expect(changed_total).toBe(300);
+    expect(changed.map((c) => c.id)).toEqual(Array.from({ length: 50 }, (_, i) => `act_${i}`));
   });
 });

@@ -37,8 +37,12 @@ export interface HistoryRow {
   created_at: Date;
 }
 
-/** What the policy question asked at creation carried of a stored request (create-action.ts askPolicy). */
-export function factsOfStored(row: HistoryRow, metadata: MetadataScalars | undefined): RequestFacts {
+/**
+ * What the policy question asked at creation carried of a stored request (create-action.ts askPolicy). Its
+ * metadata is opened on first read, if a rule or policy reads it for this request at all.
+ */
+export function factsOfStored(row: HistoryRow, metadata: () => MetadataScalars | undefined): RequestFacts {
+  let opened: { value: MetadataScalars | undefined } | undefined;
   return {
     action_type: row.action_type,
     agent_id: row.agent_id,
@@ -48,7 +52,10 @@ export function factsOfStored(row: HistoryRow, metadata: MetadataScalars | undef
     recipient: row.recipient,
     title: row.title,
     reversible: row.reversible,
-    metadata,
+    get metadata() {
+      opened ??= { value: metadata() };
+      return opened.value;
+    },
   };
 }
 
@@ -110,18 +117,25 @@ export function replayed(
   return { was, would };
 }
 
-/** The counts of one draft's replay, and the requests it changes (newest first, as the history is read). */
+/** The counts of one draft's replay, and the newest 50 requests it changes (the history comes agent by agent). */
 export function createReplayTally(days: number) {
   const view: SimulationView = { days, evaluated: 0, approve: 0, deny: 0, pending: 0, changed: [], changed_total: 0 };
+  // Newest first: a change older than the oldest kept, once 50 are kept, is only counted.
+  const kept: Array<{ at: number; change: ReplayChange }> = [];
   return {
     add(row: HistoryRow, was: ReplayOutcome, would: ReplayOutcome): void {
       view.evaluated++;
       view[would]++;
       if (was === would) return;
       view.changed_total++;
-      if (view.changed.length < replayLimits.changedMax) view.changed.push(changeOf(row, was, would));
+      const at = row.created_at.getTime();
+      if (kept.length === replayLimits.changedMax && at <= kept.at(-1)!.at) return;
+      let i = kept.length;
+      while (i > 0 && kept[i - 1]!.at < at) i--;
+      kept.splice(i, 0, { at, change: changeOf(row, was, would) });
+      if (kept.length > replayLimits.changedMax) kept.pop();
     },
-    result: (): SimulationView => view,
+    result: (): SimulationView => ({ ...view, changed: kept.map((k) => k.change) }),
   };
 }
 

@@ -48,7 +48,7 @@ function kindOf(facts: RequestFacts): Kind | null {
   return { agent_id: facts.agent_id, action_type: facts.action_type, tool_name: tool, recipient };
 }
 
-/** Tallies the requests a person decided, by kind (newest first, as the history is read). */
+/** Tallies the requests a person decided, by kind (each agent's newest first, as the history is read). */
 export function createKindTallies() {
   const tallies = new Map<string, KindTally>();
   return {

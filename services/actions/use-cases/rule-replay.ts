@@ -54,24 +54,25 @@ function replayAsker(): CedarAsker {
 }
 
 /**
- * An account's requests of a window, newest first, a page at a time; the next page is read while this one is
- * worked on. At most REPLAY_MAX_ROWS.
+ * An account's requests of a window, agent by agent, each agent's newest first, a page at a time; the next page is
+ * read while this one is worked on. At most REPLAY_MAX_ROWS in all.
  */
 async function* historyOf(
   store: RequestHistoryStore,
-  query: Omit<HistoryQuery, 'after' | 'limit'>,
+  query: Omit<HistoryQuery, 'after' | 'limit' | 'agent_id'>,
 ): AsyncGenerator<HistoryRow[]> {
-  let read = 0;
-  let next: Promise<HistoryRow[]> | undefined = store.page({ ...query, after: null, limit: PAGE_ROWS });
-  while (next) {
-    const rows: HistoryRow[] = await next;
-    read += rows.length;
-    const last = rows.at(-1);
-    next =
-      rows.length === PAGE_ROWS && last && read < REPLAY_MAX_ROWS
-        ? store.page({ ...query, after: last, limit: Math.min(PAGE_ROWS, REPLAY_MAX_ROWS - read) })
-        : undefined;
-    yield rows;
+  let left = REPLAY_MAX_ROWS;
+  for (const agent of await store.agentsOf(query.account_id)) {
+    const pageOf = (after: HistoryRow | null) =>
+      store.page({ ...query, agent_id: agent, after, limit: Math.min(PAGE_ROWS, left) });
+    let next: Promise<HistoryRow[]> | undefined = left > 0 ? pageOf(null) : undefined;
+    while (next) {
+      const rows: HistoryRow[] = await next;
+      left -= rows.length;
+      next = rows.length === PAGE_ROWS && left > 0 ? pageOf(rows.at(-1)!) : undefined;
+      yield rows;
+    }
+    if (left <= 0) return;
   }
 }
 
@@ -82,6 +83,9 @@ async function* historyOf(
  */
 export function createRuleReplay(deps: Deps) {
   const now = deps.now ?? (() => new Date());
+  /** The scalar values of a stored request's metadata, when the page read its sealed form. */
+  const scalarsOf = (row: HistoryRow, read: boolean) =>
+    read && row.metadata_enc ? metadataScalarsOf(deps.metadata.openOnce(row)) : undefined;
 
   /** Today's rules and policies of the account, and its time zone. */
   const todayOf = async (accountId: string, ctx: RequestContext) => {
@@ -104,9 +108,8 @@ export function createRuleReplay(deps: Deps) {
     const since = new Date(now().getTime() - days * DAY_MS);
     for await (const rows of historyOf(deps.requestHistory, { account_id: accountId, since, metadata })) {
       for (const row of rows) {
-        const scalars = metadata && row.metadata_enc ? metadataScalarsOf(deps.metadata.openOnce(row)) : undefined;
         const input = {
-          facts: factsOfStored(row, scalars),
+          facts: factsOfStored(row, () => scalarsOf(row, metadata)),
           id: row.id,
           moment: momentOf(row.created_at, today.timezone),
           askCedar,
@@ -151,7 +154,7 @@ export function createRuleReplay(deps: Deps) {
         for (const row of rows)
           kinds.add(
             row,
-            factsOfStored(row, row.metadata_enc ? metadataScalarsOf(deps.metadata.openOnce(row)) : undefined),
+            factsOfStored(row, () => scalarsOf(row, true)),
           );
       // Only kinds today's rules and policies still leave to a person.
       const askCedar = replayAsker();
