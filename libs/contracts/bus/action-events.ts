@@ -62,6 +62,8 @@ export interface ActionSnapshot {
   passkey_id?: string | null;
   quorum_required?: number | null;
   quorum_approvals?: QuorumApproval[] | null;
+  /** Approved with changes (the edited input itself stays in the request, sealed: only the fact travels). */
+  edited?: boolean | null;
 }
 
 /** What an event says about a request, from the outbox's snapshot of it (the amount in major units). */
@@ -91,6 +93,11 @@ export const ActionEventOutcome = z.object({
   user_verified: z.boolean(),
   passkey_id: z.string().nullable(),
   quorum: QuorumView.nullable(),
+  /**
+   * The holder approved with changes: the edited input is read from the request (it never travels on the stream).
+   * Absent on events written before it was recorded: a reader that needs to know reads the request.
+   */
+  edited: z.boolean().optional(),
 });
 export type ActionEventOutcome = z.infer<typeof ActionEventOutcome>;
 
@@ -104,6 +111,7 @@ export function outcomeOfSnapshot(s: ActionSnapshot): ActionEventOutcome | undef
     quorum: s.quorum_required
       ? { required: s.quorum_required, approvals: (s.quorum_approvals ?? []) as QuorumApproval[] }
       : null,
+    ...(s.edited === undefined || s.edited === null ? {} : { edited: s.edited }),
   };
 }
 

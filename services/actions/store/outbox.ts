@@ -56,7 +56,8 @@ export function announce(sql: Sql, source: string, byWriter = false) {
         'risk_level', c.risk_level, 'amount_cents', c.amount_cents, 'currency', c.currency,
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
-        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals)`
+        'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals,
+        'edited', c.updated_input_hash is not null)`
       },
       now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
     from ${sql(source)} c ${byWriter ? sql`join input i on i.id = c.id` : sql``}
@@ -88,6 +89,7 @@ function snapshotOf(row: RequestRow): ActionSnapshot {
     passkey_id: row.passkey_id ?? null,
     quorum_required: row.quorum_required ?? null,
     quorum_approvals: row.quorum_approvals ?? [],
+    edited: Boolean(row.updated_input_hash),
   };
 }
 

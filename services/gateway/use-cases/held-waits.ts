@@ -146,6 +146,8 @@ export async function holdWhilePending(input: {
   read: () => Promise<ActionView>;
   /** Registers what to call when the client goes away: the wait ends without another read. */
   onClientGone?: (listener: () => void) => void;
+  /** Whether a resolution's event leaves out something this reader needs (then the request is read again). */
+  readAfter?: (resolution: ActionEvent) => boolean;
 }): Promise<ActionView> {
   const deadline = Date.now() + input.seconds * 1000;
   const { waiter, unregister } = input.registry.register(input.requestId);
@@ -161,7 +163,8 @@ export async function holdWhilePending(input: {
       // The resolution's event holds what changed: answering from it spares a second bus request (and its wait
       // behind every other request to the actions service) on the path from the decision to the agent.
       const resolution = reason === 'event' ? waiter.resolution : undefined;
-      if (resolution && resolution.action.id === action.id) return resolvedView(action, resolution);
+      if (resolution && resolution.action.id === action.id && !input.readAfter?.(resolution))
+        return resolvedView(action, resolution);
       action = await input.read();
     }
     return action;

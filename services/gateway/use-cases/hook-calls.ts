@@ -91,14 +91,13 @@ export function createHookCalls(deps: { bus: Bus; waits: WaitRegistry }) {
       seconds: query.timeout,
       read,
       onClientGone: call.onClientGone,
+      // An approval with changes: the edited input is read from the request (the event only says there is one).
+      readAfter: (resolution) => resolution.action.status === 'approved' && resolution.outcome?.edited !== false,
     });
     if (final.status === 'pending') {
       const after = await cancel(agent, id, requestId);
       // Decided in the moment before the cancel: that decision stands.
       if (after && after.status !== 'cancelled') final = after;
-    } else if (final.status === 'approved' && final.updated_input === undefined) {
-      // The resolution event does not carry an edited input: read it once.
-      final = await read();
     }
     return hookAnswer(call.client, input.hook_event_name, verdictOf(final, query));
   };
