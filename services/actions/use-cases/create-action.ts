@@ -35,6 +35,12 @@ export interface CreateInput {
   agent: AgentPrincipal;
   action: NewAction;
   action_id?: string;
+  /**
+   * For a request that would wait for a person: an earlier request the caller's retry should join instead (a hook
+   * call's first request), answered in place of storing a new one. Asked only then, so a call the policy decides at
+   * once costs no lookup.
+   */
+  joinPending?: () => Promise<ActionView | undefined>;
 }
 
 /** A unique violation: here, another replica stored the request of the same idempotency key first. */
@@ -103,6 +109,10 @@ export function createActionCreation(deps: Deps) {
   return async function create(input: CreateInput, ctx: RequestContext): Promise<ActionView> {
     const prepared = checkAndSeal(input, input.action_id ?? newId('action'));
     const decision = await askPolicy(prepared, ctx);
+    if (decision.outcome === 'pending' && input.joinPending) {
+      const joined = await input.joinPending();
+      if (joined) return joined;
+    }
     const row = newRequestRow(prepared, decision, null);
     if (decision.outcome !== 'pending') row.receipt = await signResolution(prepared, decision, row);
     // Every validated request counts against the plan quota, whatever its outcome, in the statement that stores

@@ -1,5 +1,5 @@
 import type { RequestContext } from '@agent-auth/bus';
-import type { NewToolCall, ToolCallCreated } from '@agent-auth/contracts';
+import type { ActionView, NewToolCall, ToolCallCreated } from '@agent-auth/contracts';
 import { toActionView } from '../domain/views.js';
 import type { ToolCallStore } from '../store/tool-calls.js';
 import type { createActionCreation } from './create-action.js';
@@ -14,28 +14,43 @@ interface Deps {
 }
 
 /**
- * A coding agent's hook asks whether a tool may run: a retried call (same key within ten minutes, not cancelled)
- * joins the request its first call made; otherwise it is created like any request (rules, limits and grants
- * first) and, when it is left to the holder, remembered under its key. One a rule, a limit or a grant decided at
- * once is not: a retry of it is decided again the same way, and the routine call spares the remembering's own
- * commit (a plain create's shares its statement with others).
+ * A coding agent's hook asks whether a tool may run. It is created like any request, rules, limits and grants
+ * first; one they leave to the holder first looks for the request a retry of the same call (same key within ten
+ * minutes, not cancelled) made, and joins it; a new one is remembered under its key. A call the policy decides at
+ * once is neither looked up nor remembered: a retry of it is decided again the same way, and the routine call costs
+ * what a plain create costs.
  */
 export function createToolCalls(deps: Deps) {
   const { toolCalls, create, expiry, metadata } = deps;
-  return async function createToolCall(call: NewToolCall, ctx: RequestContext): Promise<ToolCallCreated> {
+
+  /** The request an earlier call with the same key made, as it stands now. */
+  const earlierCall = async (call: NewToolCall): Promise<ActionView | undefined> => {
     const earlier = await toolCalls.findJoinable(call.agent.agent_id, call.join_key);
-    if (earlier) {
-      const row = await expiry.current(earlier);
-      return { joined: true, action: toActionView(row, metadata.open(row), metadata.openUpdatedInput(row)) };
-    }
-    const action = await create(call, ctx);
-    if (action.status === 'pending')
+    if (!earlier) return undefined;
+    const row = await expiry.current(earlier);
+    return toActionView(row, metadata.open(row), metadata.openUpdatedInput(row));
+  };
+
+  return async function createToolCall(call: NewToolCall, ctx: RequestContext): Promise<ToolCallCreated> {
+    let joined = false;
+    const action = await create(
+      {
+        ...call,
+        joinPending: async () => {
+          const earlier = await earlierCall(call);
+          joined = earlier !== undefined;
+          return earlier;
+        },
+      },
+      ctx,
+    );
+    if (!joined && action.status === 'pending')
       await toolCalls.record({
         request_id: action.id,
         agent_id: call.agent.agent_id,
         join_key: call.join_key,
         client: call.client,
       });
-    return { joined: false, action };
+    return { joined, action };
   };
 }
