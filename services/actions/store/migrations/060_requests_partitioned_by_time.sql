@@ -33,10 +33,14 @@ declare
 begin
   while m <= last_month loop
     if to_regclass(format('actions.requests_m%s', to_char(m, 'YYYY_MM'))) is null then
-      execute format('create table actions.%I partition of %s for values from (%L) to (%L)',
-        'requests_m' || to_char(m, 'YYYY_MM'), parent,
-        actions.request_id_bound(m::timestamp at time zone 'utc'),
-        actions.request_id_bound((m + interval '1 month')::timestamp at time zone 'utc'));
+      begin
+        execute format('create table actions.%I partition of %s for values from (%L) to (%L)',
+          'requests_m' || to_char(m, 'YYYY_MM'), parent,
+          actions.request_id_bound(m::timestamp at time zone 'utc'),
+          actions.request_id_bound((m + interval '1 month')::timestamp at time zone 'utc'));
+      exception when duplicate_table then
+        null; -- another replica made it meanwhile
+      end;
     end if;
     m := (m + interval '1 month')::date;
   end loop;
@@ -128,6 +132,9 @@ begin
     return false;
   end if;
   lock table actions.requests in access exclusive mode;
+  if to_regclass('actions.requests_partitioned') is null then
+    return false; -- another replica swapped while this one waited for the lock
+  end if;
   perform actions.backfill_requests(2147483647);
   drop trigger requests_mirror on actions.requests;
   drop function actions.requests_mirror();
@@ -168,7 +175,7 @@ begin
   loop
     upper_bound := substring(part.bound from $r$TO \('([^']*)'\)$r$);
     if upper_bound is not null and actions.time_of_id(upper_bound) <= cutoff then
-      execute format('drop table actions.%I', part.name);
+      execute format('drop table if exists actions.%I', part.name);
       return next part.name;
     end if;
   end loop;
