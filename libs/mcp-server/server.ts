@@ -1,5 +1,6 @@
 import { AgentAuthClient } from '@agent-auth/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { registerTools } from './tools.js';
 
 export interface ServerOptions {
@@ -13,6 +14,10 @@ export interface ServerOptions {
 export const SERVER_NAME = 'agent-auth';
 export const SERVER_VERSION = '0.1.0';
 
+// One JSON Schema validator for every server of the process: each builds its own otherwise, an Ajv instance with its
+// formats (15 ms), while a server is made per HTTP request of /mcp.
+let validator: AjvJsonSchemaValidator | undefined;
+
 /** The MCP server with the agent-auth tools acting through a given client (stdio: over HTTP; the gateway: in process). */
 export function createToolServer(
   client: AgentAuthClient,
@@ -23,6 +28,7 @@ export function createToolServer(
     {
       // Log levels are accepted (logging/setLevel); the tools report through their results and progress.
       capabilities: { logging: {} },
+      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       instructions:
         'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
     },

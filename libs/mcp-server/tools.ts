@@ -115,6 +115,97 @@ async function waitBounded(
   });
 }
 
+// The tools' input schemas, built once: a server is made per HTTP request of /mcp, and building zod schemas costs
+// more than serving the call.
+const REQUEST_APPROVAL_INPUT = z.object({
+  action_type: z
+    .enum(ACTION_TYPES)
+    .describe(
+      'communication = sending messages; purchase = paying or buying; scheduling = calendar and bookings; legal = binding agreements; data_access = reading sensitive data; social = public posts; system = infrastructure.',
+    ),
+  title: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe('Short summary the human sees first, e.g. "Buy 3 paperbacks from Acme Books". Max 200 characters.'),
+  description: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('Details that help the human decide: what, why, and consequences. Max 2000 characters.'),
+  risk_level: z
+    .enum(RISK_LEVELS)
+    .optional()
+    .describe('How bad a mistake would be: low, medium (default), high, critical.'),
+  reversible: z.boolean().optional().describe('Whether the action can be undone afterwards (default true).'),
+  amount: z
+    .number()
+    .positive()
+    .optional()
+    .describe('For financial actions: the amount in major units (e.g. 12.50), positive.'),
+  currency: z.string().length(3).optional().describe('ISO 4217 currency code of amount, e.g. USD (default), EUR.'),
+  recipient: z.string().max(500).optional().describe('Who receives the money, message or content. Max 500 characters.'),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Extra key-value details (at most 20 keys, 8 KB as JSON), e.g. an order number.'),
+  expires_in_seconds: z
+    .number()
+    .int()
+    .min(30)
+    .max(3600)
+    .optional()
+    .describe('How long the human has to answer: 30 to 3600 seconds (default 300). After that the request expires.'),
+  callback_url: z
+    .string()
+    .url()
+    .optional()
+    .describe('Optional HTTPS URL that receives a webhook when the request is resolved.'),
+});
+
+const CHECK_APPROVAL_INPUT = z.object({ request_id: requestId });
+
+const CANCEL_APPROVAL_INPUT = z.object({ request_id: requestId });
+
+const WAIT_FOR_APPROVAL_INPUT = z.object({ request_id: requestId, timeout_seconds: waitSeconds });
+
+const GET_APPROVAL_HISTORY_INPUT = z.object({
+  limit: z.number().int().min(1).max(200).optional().describe('How many requests to return, 1 to 200 (default 50).'),
+  status: z.enum(STATUSES).optional().describe('Only requests in this status.'),
+  action_type: z.enum(ACTION_TYPES).optional().describe('Only requests of this action type.'),
+});
+
+const GET_SPENDING_SUMMARY_INPUT = z.object({});
+
+const LIST_VAULT_SERVICES_INPUT = z.object({});
+
+const EXECUTE_API_CALL_INPUT = z.object({
+  service_name: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe('The vault service whose credential to use, as listed by list_vault_services.'),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).describe('HTTP method.'),
+  url: z.string().url().describe("Full https URL to call; its host must be in the service's allowed_hosts."),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Extra request headers (they can never replace the credential header).'),
+  body: z.string().optional().describe('Request body as a string, e.g. JSON text.'),
+  title: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('What the human sees; defaults to "<METHOD> <url> via <service_name>".'),
+  description: z.string().max(2000).optional().describe('Why you want to make this call.'),
+  risk_level: z.enum(RISK_LEVELS).optional().describe('low, medium (default), high, critical.'),
+  request_id: z
+    .string()
+    .optional()
+    .describe('Resume an earlier execute_api_call whose approval was still pending: its request id.'),
+  timeout_seconds: waitSeconds,
+});
+
 /** Registers the agent-auth tools (the seven of the API plus cancel_approval) on an MCP server. */
 export function registerTools(
   server: McpServer,
@@ -134,61 +225,7 @@ export function registerTools(
         'If pending, call wait_for_approval with the id. Never perform the action unless the status is approved. ' +
         'approval_url is the page where the human answers it; you may show it to them.',
       outputSchema: RequestApprovalOutput,
-      inputSchema: {
-        action_type: z
-          .enum(ACTION_TYPES)
-          .describe(
-            'communication = sending messages; purchase = paying or buying; scheduling = calendar and bookings; legal = binding agreements; data_access = reading sensitive data; social = public posts; system = infrastructure.',
-          ),
-        title: z
-          .string()
-          .min(1)
-          .max(200)
-          .describe('Short summary the human sees first, e.g. "Buy 3 paperbacks from Acme Books". Max 200 characters.'),
-        description: z
-          .string()
-          .max(2000)
-          .optional()
-          .describe('Details that help the human decide: what, why, and consequences. Max 2000 characters.'),
-        risk_level: z
-          .enum(RISK_LEVELS)
-          .optional()
-          .describe('How bad a mistake would be: low, medium (default), high, critical.'),
-        reversible: z.boolean().optional().describe('Whether the action can be undone afterwards (default true).'),
-        amount: z
-          .number()
-          .positive()
-          .optional()
-          .describe('For financial actions: the amount in major units (e.g. 12.50), positive.'),
-        currency: z
-          .string()
-          .length(3)
-          .optional()
-          .describe('ISO 4217 currency code of amount, e.g. USD (default), EUR.'),
-        recipient: z
-          .string()
-          .max(500)
-          .optional()
-          .describe('Who receives the money, message or content. Max 500 characters.'),
-        metadata: z
-          .record(z.string(), z.unknown())
-          .optional()
-          .describe('Extra key-value details (at most 20 keys, 8 KB as JSON), e.g. an order number.'),
-        expires_in_seconds: z
-          .number()
-          .int()
-          .min(30)
-          .max(3600)
-          .optional()
-          .describe(
-            'How long the human has to answer: 30 to 3600 seconds (default 300). After that the request expires.',
-          ),
-        callback_url: z
-          .string()
-          .url()
-          .optional()
-          .describe('Optional HTTPS URL that receives a webhook when the request is resolved.'),
-      },
+      inputSchema: REQUEST_APPROVAL_INPUT,
     },
     (args) =>
       guarded(async () => {
@@ -205,7 +242,7 @@ export function registerTools(
       title: 'Check an approval request',
       description:
         'Read the current status of an approval request once, without waiting: pending, approved, denied or expired, with who resolved it and when.',
-      inputSchema: { request_id: requestId },
+      inputSchema: CHECK_APPROVAL_INPUT,
       outputSchema: ActionOutput,
     },
     ({ request_id }) =>
@@ -222,7 +259,7 @@ export function registerTools(
       description:
         'Withdraw one of your pending approval requests when you no longer need the action (the plan changed, the user cancelled): ' +
         'the human stops seeing it and it ends as cancelled. A request already approved, denied or expired cannot be withdrawn.',
-      inputSchema: { request_id: requestId },
+      inputSchema: CANCEL_APPROVAL_INPUT,
       outputSchema: ActionOutput,
       annotations: { destructiveHint: false, idempotentHint: true },
     },
@@ -241,7 +278,7 @@ export function registerTools(
         'Block until an approval request is approved, denied or expired, for at most timeout_seconds: the answer comes the moment the human decides. ' +
         'Progress notifications are sent while it waits. If it is still pending when the time is up, the result says so: call wait_for_approval again. ' +
         'Only proceed with the action when the status is approved.',
-      inputSchema: { request_id: requestId, timeout_seconds: waitSeconds },
+      inputSchema: WAIT_FOR_APPROVAL_INPUT,
       outputSchema: ActionOutput,
     },
     ({ request_id, timeout_seconds }, extra) =>
@@ -257,17 +294,7 @@ export function registerTools(
       title: 'List past approval requests',
       description:
         'List your earlier approval requests, newest first, with their outcome (status, resolved_by, resolved_at). Use it to avoid asking twice for the same thing or to recall what was decided.',
-      inputSchema: {
-        limit: z
-          .number()
-          .int()
-          .min(1)
-          .max(200)
-          .optional()
-          .describe('How many requests to return, 1 to 200 (default 50).'),
-        status: z.enum(STATUSES).optional().describe('Only requests in this status.'),
-        action_type: z.enum(ACTION_TYPES).optional().describe('Only requests of this action type.'),
-      },
+      inputSchema: GET_APPROVAL_HISTORY_INPUT,
       outputSchema: HistoryOutput,
     },
     (args) =>
@@ -283,7 +310,7 @@ export function registerTools(
       title: 'Spending against limits',
       description:
         'Show how much has been spent against each spending limit that applies to you (period, limit, spent, remaining, utilization as a fraction). Check it before requesting a purchase that might exceed a limit: a request over a limit is denied automatically.',
-      inputSchema: {},
+      inputSchema: GET_SPENDING_SUMMARY_INPUT,
       outputSchema: SpendingSummaryOutput,
     },
     () =>
@@ -299,7 +326,7 @@ export function registerTools(
       title: 'List vault services',
       description:
         'List the API credentials the human keeps in the vault: service_name, auth type, the hosts each may be sent to, and a description. You never see the secrets; use execute_api_call with a service_name to call an API with one.',
-      inputSchema: {},
+      inputSchema: LIST_VAULT_SERVICES_INPUT,
       outputSchema: VaultServicesOutput,
     },
     () =>
@@ -316,32 +343,7 @@ export function registerTools(
       description:
         'Make an HTTP call with a credential from the vault, after the human approves exactly this call. Creates the approval request, waits up to timeout_seconds, and once approved executes the call; the service injects the credential and returns the upstream status_code, headers and body. ' +
         "The url host must be one of the service's allowed_hosts (see list_vault_services). If the human has not answered in time, the result gives the request_id: call execute_api_call again with only request_id (and the same other fields) to keep waiting and execute. Denied or expired calls are not executed.",
-      inputSchema: {
-        service_name: z
-          .string()
-          .min(1)
-          .max(200)
-          .describe('The vault service whose credential to use, as listed by list_vault_services.'),
-        method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).describe('HTTP method.'),
-        url: z.string().url().describe("Full https URL to call; its host must be in the service's allowed_hosts."),
-        headers: z
-          .record(z.string(), z.string())
-          .optional()
-          .describe('Extra request headers (they can never replace the credential header).'),
-        body: z.string().optional().describe('Request body as a string, e.g. JSON text.'),
-        title: z
-          .string()
-          .max(200)
-          .optional()
-          .describe('What the human sees; defaults to "<METHOD> <url> via <service_name>".'),
-        description: z.string().max(2000).optional().describe('Why you want to make this call.'),
-        risk_level: z.enum(RISK_LEVELS).optional().describe('low, medium (default), high, critical.'),
-        request_id: z
-          .string()
-          .optional()
-          .describe('Resume an earlier execute_api_call whose approval was still pending: its request id.'),
-        timeout_seconds: waitSeconds,
-      },
+      inputSchema: EXECUTE_API_CALL_INPUT,
       outputSchema: ApiCallOutput,
     },
     (args, extra) =>

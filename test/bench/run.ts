@@ -14,6 +14,7 @@ import { policyLoad } from './policy-load.js';
 import { policyLanguageBench } from './policy-language.js';
 import { grantsBench } from './grants.js';
 import { hooksBench } from './hooks.js';
+import { mcpBench } from './mcp.js';
 import { receiptsCost } from './receipts.js';
 import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
@@ -28,6 +29,7 @@ const cases: BenchCase[] = [
   notifyBench,
   agentOutcomeBench,
   hooksBench,
+  mcpBench,
   scaleBench,
   metricsCost,
   receiptsCost,
