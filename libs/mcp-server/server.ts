@@ -17,6 +17,10 @@ export const SERVER_VERSION = '0.1.0';
 // One JSON Schema validator for every server of the process: each builds its own otherwise, an Ajv instance with its
 // formats (15 ms), while a server is made per HTTP request of /mcp.
 let validator: AjvJsonSchemaValidator | undefined;
+const sharedValidator = () => {
+  validator ??= new AjvJsonSchemaValidator();
+  return validator;
+};
 
 /** The MCP server with the agent-auth tools acting through a given client (stdio: over HTTP; the gateway: in process). */
 export function createToolServer(
@@ -28,7 +32,7 @@ export function createToolServer(
     {
       // Log levels are accepted (logging/setLevel); the tools report through their results and progress.
       capabilities: { logging: {} },
-      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
+      jsonSchemaValidator: sharedValidator(),
       instructions:
         'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
     },
