@@ -6,8 +6,8 @@
 #   docker build -t agent-auth .
 #   docker run -e SERVICE=actions -e NATS_URL=... -e DATABASE_URL=... -e ACTIONS_KEYS=... agent-auth
 #
-# SERVICE is a folder under services/ (gateway, actions, all-in-one, and later policy,
-# vault-executor, notifier); the container runs services/$SERVICE/dist/main.js.
+# SERVICE is a folder under services/ (gateway, actions, policy, vault-executor, notifier, identity,
+# all-in-one); the container runs services/$SERVICE/dist/main.js.
 # Nothing here names a package, so a new workspace needs no change to this file.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
