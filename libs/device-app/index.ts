@@ -27,6 +27,8 @@ const FILES: Record<string, string> = {
   'verify.js': JS,
   'history.js': JS,
   'connect.js': JS,
+  'rule-words.js': JS,
+  'rules-view.js': JS,
   'sw.js': JS,
   'style.css': 'text/css; charset=utf-8',
   'manifest.webmanifest': 'application/manifest+json; charset=utf-8',

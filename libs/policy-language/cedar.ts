@@ -3,7 +3,7 @@ import type { AuthorizationCall, EntityJson } from '@cedar-policy/cedar-wasm/nod
 import { cedarEngine } from './cedar-engine.js';
 import { inScope, type PolicyReads, type PolicyScope, readsOf, scopeOf } from './cedar-reads.js';
 import { describeCedarError } from './cedar-validation.js';
-import { type RequestFacts, toolNameOf } from './facts.js';
+import { metadataOf, type RequestFacts, toolNameOf } from './facts.js';
 import type { Moment } from './local-time.js';
 
 export { cedarPolicyProblem, cedarSchemaJson } from './cedar-validation.js';
@@ -142,7 +142,7 @@ function contextOf(reads: PolicyReads, facts: RequestFacts, moment: Moment) {
   let entities = NO_ENTITIES;
   if (wants.has('metadata')) {
     context.metadata = { __entity: METADATA };
-    const tags = tagsOf(reads, facts.metadata);
+    const tags = tagsOf(reads, metadataOf(facts));
     if (tags) entities = [{ uid: METADATA, attrs: {}, parents: [], tags }];
   }
   return { context, entities };

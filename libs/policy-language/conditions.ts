@@ -9,7 +9,7 @@ import {
   toCents,
 } from '@agent-auth/contracts';
 import type { Moment } from './local-time.js';
-import { type RequestFacts, toolNameOf } from './facts.js';
+import { metadataOf, type RequestFacts, toolNameOf } from './facts.js';
 import { globMatches } from './glob.js';
 
 /** A value a condition compares: text, a number (amounts in cents, orders as their rank), or a boolean. */
@@ -26,7 +26,7 @@ const presentText = (v: string | null | undefined) => (v === null || v === undef
 function readerOf(field: string): FieldReader {
   if (field.startsWith(METADATA_FIELD_PREFIX)) {
     const key = field.slice(METADATA_FIELD_PREFIX.length);
-    return (f) => f.metadata?.[key];
+    return (f) => metadataOf(f)?.[key];
   }
   switch (field) {
     case 'recipient':
@@ -133,7 +133,10 @@ export function conditionsHold(conditions: readonly Condition[], facts: RequestF
   let test = compiled.get(conditions);
   if (!test) {
     const tests = [...conditions].sort((a, b) => costOf(a) - costOf(b)).map(compileCondition);
-    test = (f, m) => tests.every((t) => t(f, m));
+    test = (f, m) => {
+      for (const t of tests) if (!t(f, m)) return false;
+      return true;
+    };
     compiled.set(conditions, test);
   }
   return test(facts, moment);

@@ -35,5 +35,6 @@ export function firstMatchingRule<R extends RuleCriteria>(
   facts: RequestFacts,
   moment: Moment = utcNow(),
 ): R | undefined {
-  return rules.find((rule) => ruleMatches(rule, facts, moment));
+  for (const rule of rules) if (ruleMatches(rule, facts, moment)) return rule;
+  return undefined;
 }

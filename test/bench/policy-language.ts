@@ -165,8 +165,9 @@ function cedarInProcess(): void {
 
 /** The resident memory of a process, in MB. */
 function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!rss) throw new Error(`process ${pid} is gone (see its log in .test-logs)`);
+  return Number(rss[1]) / 1024;
 }
 
 /**

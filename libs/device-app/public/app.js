@@ -19,6 +19,7 @@ import { el, facts, grantCard, pendingCard, requestDetail, requestGone, reviewIt
 import { checkWholeChain, receiptKeys, renderHistory, resolvedByText } from './history.js';
 import { connectionRow, consentForm } from './connect.js';
 import { verifyReceipt } from './verify.js';
+import { renderRules, wireRuleEditor } from './rules-view.js';
 
 const $ = (id) => document.getElementById(id);
 const STORAGE = 'agent-auth-device-id';
@@ -452,24 +453,7 @@ const views = {
     }
   },
   async rules() {
-    const { rules } = await api.get('/rules');
-    $('rule-list').replaceChildren(
-      ...rules.map((r) =>
-        row(
-          `${r.name}: ${r.decision.replace('_', ' ')} — ${[r.action_type, r.agent_id, r.risk_level_max && `risk ≤ ${r.risk_level_max}`, r.amount_max_cents !== null && `amount ≤ ${(r.amount_max_cents / 100).toFixed(2)}`].filter(Boolean).join(', ') || 'everything'}`,
-          `rule ${r.name}`,
-          () =>
-            attempt(async () => {
-              await api.delete(`/rules/${r.rule_id}`);
-              await show();
-            }),
-        ),
-      ),
-    );
-    if (!rules.length)
-      $('rule-list').replaceChildren(
-        emptyItem('No rules: every request waits for you.', 'A rule approves or denies matching requests at once.'),
-      );
+    await renderRules({ api, attempt, say, show, row, emptyItem });
   },
   async limits() {
     const { spending_limits: limits } = await api.get('/spending-limits');
@@ -709,16 +693,7 @@ function wireForms() {
       });
     };
   };
-  onSubmit(
-    'rule-form',
-    (f) => {
-      const b = formBody(f, ['amount_max']);
-      if (b.amount_max !== undefined) b.amount_max_cents = Math.round(b.amount_max * 100);
-      delete b.amount_max;
-      return b;
-    },
-    '/rules',
-  );
+  wireRuleEditor({ api: { post: (...a) => api.post(...a) }, attempt, say, show });
   onSubmit('limit-form', (f) => formBody(f, ['amount_limit']), '/spending-limits');
   onSubmit(
     'credential-form',

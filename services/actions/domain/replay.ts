@@ -42,7 +42,6 @@ export interface HistoryRow {
  * metadata is opened on first read, if a rule or policy reads it for this request at all.
  */
 export function factsOfStored(row: HistoryRow, metadata: () => MetadataScalars | undefined): RequestFacts {
-  let opened: { value: MetadataScalars | undefined } | undefined;
   return {
     action_type: row.action_type,
     agent_id: row.agent_id,
@@ -52,10 +51,7 @@ export function factsOfStored(row: HistoryRow, metadata: () => MetadataScalars |
     recipient: row.recipient,
     title: row.title,
     reversible: row.reversible,
-    get metadata() {
-      opened ??= { value: metadata() };
-      return opened.value;
-    },
+    openMetadata: metadata,
   };
 }
 
@@ -104,16 +100,18 @@ export function replayed(
   const rule = firstMatchingRule(policy.rules, facts, moment);
   if (rule) {
     const decided = outcomeOf({ rule });
-    return { was: decided, would: drafts.map(() => decided) };
+    return { was: decided, would: drafts.length === 1 ? [decided] : drafts.map(() => decided) };
   }
   const cedarOutcome = (set: PreparedPolicies | null): ReplayOutcome => {
     const verdict = set ? askCedar(set, facts, id, moment) : null;
     return outcomeOf(verdict ? { cedar: verdict } : null);
   };
   const was = cedarOutcome(policy.cedar);
-  const would = drafts.map((d) =>
-    d.rule ? (ruleMatches(d.rule, facts, moment) ? outcomeOf({ rule: d.rule }) : was) : cedarOutcome(d.cedar),
-  );
+  const would: ReplayOutcome[] = [];
+  for (const d of drafts)
+    would.push(
+      d.rule ? (ruleMatches(d.rule, facts, moment) ? outcomeOf({ rule: d.rule }) : was) : cedarOutcome(d.cedar),
+    );
   return { was, would };
 }
 
