@@ -1,7 +1,8 @@
 // What the Kubernetes manifests promise beyond their schemas (bin/check-manifests.mjs checks those in `npm run lint`),
 // on what `kubectl kustomize` renders of each overlay: every service probed for readiness on /readyz, scaled by a
 // HorizontalPodAutoscaler and kept up by a PodDisruptionBudget; NATS three servers with JetStream that every service
-// is given; internet egress for the vault executor and the notifier only; secrets only by reference.
+// is given; internet egress for the vault executor and the notifier only, and HTTPS for identity; secrets only by
+// reference.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SERVICES = ['gateway', 'actions', 'policy', 'notifier', 'vault-executor'];
+const SERVICES = ['gateway', 'actions', 'policy', 'notifier', 'vault-executor', 'identity'];
 const kubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 
 /** A rendered Kubernetes object, read field by field. */
@@ -37,11 +38,13 @@ function selects(policy: K8sObject, labels: Record<string, string>): boolean {
   );
 }
 
-/** Whether any egress rule of the policies that pick the pod reaches an address outside the cluster. */
-function internetEgress(policies: K8sObject[], labels: Record<string, string>): boolean {
+/** The egress rules of the policies that pick the pod which reach an address outside the cluster. */
+function internetRules(policies: K8sObject[], labels: Record<string, string>): K8sObject[] {
   return policies
     .filter((p) => p.spec.policyTypes.includes('Egress') && selects(p, labels))
-    .some((p) => (p.spec.egress ?? []).some((rule: K8sObject) => (rule.to ?? []).some((to: K8sObject) => to.ipBlock)));
+    .flatMap((p) =>
+      (p.spec.egress ?? []).filter((rule: K8sObject) => (rule.to ?? []).some((to: K8sObject) => to.ipBlock)),
+    );
 }
 
 describe.skipIf(!kubectl)(`deploy/kubernetes overlays${kubectl ? '' : ' (skipped: no kubectl)'}`, () => {
@@ -106,7 +109,7 @@ describe.skipIf(!kubectl)(`deploy/kubernetes overlays${kubectl ? '' : ' (skipped
         },
       );
 
-      it('lets the vault executor and the notifier reach the internet, and no other pod', () => {
+      it('lets the vault executor and the notifier reach the internet, identity on TCP 443 only, and no other pod', () => {
         const policies = of('NetworkPolicy');
         const denyAll = policies.find((p) => p.metadata.name === 'default-deny-egress');
         expect(denyAll.spec.podSelector).toEqual({});
@@ -114,10 +117,22 @@ describe.skipIf(!kubectl)(`deploy/kubernetes overlays${kubectl ? '' : ' (skipped
           name: w.metadata.name as string,
           labels: w.spec.template.metadata.labels as Record<string, string>,
         }));
-        expect(pods.filter((p) => internetEgress(policies, p.labels)).map((p) => p.name)).toEqual([
-          'notifier',
-          'vault-executor',
-        ]);
+        const outbound = pods.filter((p) => internetRules(policies, p.labels).length);
+        expect(outbound.map((p) => p.name).sort()).toEqual(['identity', 'notifier', 'vault-executor']);
+        // Identity fetches OAuth clients' metadata documents (https URLs): every rule it has out is TCP 443 alone.
+        const identity = outbound.find((p) => p.name === 'identity')!;
+        for (const rule of internetRules(policies, identity.labels))
+          expect(rule.ports).toEqual([{ protocol: 'TCP', port: 443 }]);
+        // And the private, link-local and loopback ranges stay out of reach.
+        const ranges = internetRules(policies, identity.labels).flatMap((rule) =>
+          rule.to.map((to: K8sObject) => to.ipBlock),
+        );
+        for (const block of ranges)
+          expect(block.except).toEqual(
+            expect.arrayContaining(
+              block.cidr === '::/0' ? ['fc00::/7', 'fe80::/10'] : ['10.0.0.0/8', '169.254.0.0/16'],
+            ),
+          );
       });
 
       it('refers to secrets by name and holds none, each given only to the services that use it', () => {
