@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInProcessBus, handle, type Bus } from '@agent-auth/bus';
 import { loadConfig } from '@agent-auth/config';
-import { actionsEndpoints, policyEndpoints, vaultEndpoints } from '@agent-auth/contracts';
+import { actionsEndpoints, identityEndpoints, policyEndpoints, vaultEndpoints } from '@agent-auth/contracts';
 import { createGateway } from '../index.js';
 
 describe('GET /readyz', () => {
@@ -35,12 +35,19 @@ describe('GET /readyz', () => {
       await healthOf(bus, 'actions', actionsEndpoints.health);
       await healthOf(bus, 'policy', policyEndpoints.health);
       await healthOf(bus, 'vault', vaultEndpoints.health);
+      await healthOf(bus, 'identity', identityEndpoints.health);
     });
     const res = await app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       status: 'ready',
-      services: { actions: 'ok', policy: 'ok', vault: 'ok', notifier: expect.stringMatching(/^unavailable: /) },
+      services: {
+        actions: 'ok',
+        policy: 'ok',
+        vault: 'ok',
+        identity: 'ok',
+        notifier: expect.stringMatching(/^unavailable: /),
+      },
     });
   });
 
@@ -50,7 +57,11 @@ describe('GET /readyz', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({
       detail: 'Not ready: policy not answering',
-      services: { actions: 'ok', policy: expect.stringMatching(/^unavailable/) },
+      services: {
+        actions: 'ok',
+        policy: expect.stringMatching(/^unavailable/),
+        identity: expect.stringMatching(/^unavailable/),
+      },
     });
     expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
   });

@@ -3,6 +3,7 @@ import type { Bus } from '@agent-auth/bus';
 import { errors } from '@agent-auth/errors';
 import {
   actionsEndpoints,
+  identityEndpoints,
   notifierEndpoints,
   policyEndpoints,
   vaultEndpoints,
@@ -10,9 +11,14 @@ import {
 } from '@agent-auth/contracts';
 
 // Requests cannot be created or decided without actions and policy: the gateway is not ready without them. The vault
-// executor and the notifier serve parts that can wait (executions, webhooks are durable), so they are reported only.
+// executor, the notifier and identity serve parts that can wait (executions, webhooks are durable; /mcp takes API keys
+// without identity, only OAuth needs it), so they are reported only.
 const REQUIRED: Record<string, EndpointDef> = { actions: actionsEndpoints.health, policy: policyEndpoints.health };
-const REPORTED: Record<string, EndpointDef> = { vault: vaultEndpoints.health, notifier: notifierEndpoints.health };
+const REPORTED: Record<string, EndpointDef> = {
+  vault: vaultEndpoints.health,
+  notifier: notifierEndpoints.health,
+  identity: identityEndpoints.health,
+};
 const TIMEOUT_MS = 2000;
 
 /** GET /healthz (the process serves HTTP) and GET /readyz (the services behind it answer, each named). */
