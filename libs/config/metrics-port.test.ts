@@ -4,8 +4,10 @@ import { loadConfig, metricsPortOf } from './index.js';
 describe('the port a service process serves GET /metrics on', () => {
   it('differs per service by default, so all of them run on one host', () => {
     const config = loadConfig({});
-    const ports = ['actions', 'policy', 'vault-executor', 'notifier'].map((name) => metricsPortOf(config, name));
-    expect(ports).toEqual([9464, 9465, 9466, 9467]);
+    const ports = ['actions', 'policy', 'vault-executor', 'notifier', 'identity'].map((name) =>
+      metricsPortOf(config, name),
+    );
+    expect(ports).toEqual([9464, 9465, 9466, 9467, 9468]);
   });
 
   it('is METRICS_PORT when set, for every service', () => {
