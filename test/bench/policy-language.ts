@@ -290,19 +290,25 @@ export const policyLanguageBench: BenchCase = {
         ]);
         printTurns(rows, ' (goal >= 0.9)');
 
-        const history = await unlimited();
-        await sayItAll(api, history);
-        const agents = [history.agent_id];
-        for (const name of ['claude code', 'codex', 'buyer']) {
-          const agent = await api.device(history.device_id).post('/agents', { name });
-          must(agent);
-          agents.push((agent.body as { agent_id: string }).agent_id);
+        // Two accounts with the same history: one with the policy above in force, one with none (the draft alone).
+        const heavy = await unlimited();
+        await sayItAll(api, heavy);
+        const plainHistory = await unlimited();
+        for (const account of [heavy, plainHistory]) {
+          const agents = [account.agent_id];
+          for (const name of ['claude code', 'codex', 'buyer']) {
+            const agent = await api.device(account.device_id).post('/agents', { name });
+            must(agent);
+            agents.push((agent.body as { agent_id: string }).agent_id);
+          }
+          const seeding = performance.now();
+          await storeHistory(databaseUrl, keyringSpec, account, agents, REPLAY_REQUESTS);
+          out(`${REPLAY_REQUESTS} requests stored in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
         }
-        const seeding = performance.now();
-        await storeHistory(databaseUrl, keyringSpec, history, agents, REPLAY_REQUESTS);
-        out(`\n${REPLAY_REQUESTS} requests stored in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
-        await replayOnce(stack, api, history, 'first (50 conditional rules + 20 Cedar in force, a tool_name draft)');
-        await replayOnce(stack, api, history, 'again');
+        await replayOnce(stack, api, heavy, 'with 50 conditional rules + 20 Cedar in force, a tool_name draft');
+        await replayOnce(stack, api, heavy, 'the same again');
+        await replayOnce(stack, api, plainHistory, 'with no rule or policy in force, the same draft');
+        await replayOnce(stack, api, plainHistory, 'the same again');
       } finally {
         await stack.stop();
       }

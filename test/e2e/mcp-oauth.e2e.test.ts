@@ -2,7 +2,7 @@
 // registration, the holder's consent on the device app's API, the code exchange with PKCE, refresh with rotation and
 // reuse detection, revocation on every gateway, the resource (audience) binding, expiry, client ID metadata
 // documents, and the RFCs' error answers.
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -316,6 +316,42 @@ for (const { mode, skip } of modes) {
       });
       expect(wrongTarget.body.error).toBe('invalid_target');
     });
+
+    it.runIf(mode === 'processes')(
+      'guards against DNS rebinding: a Host naming a domain other than the public one is refused; an address is not',
+      async () => {
+        const { port } = new URL(otherOrigin);
+        const post = (host: string) =>
+          new Promise<number>((resolve, reject) => {
+            const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+            const req = httpRequest(
+              {
+                host: '127.0.0.1',
+                port,
+                path: '/mcp',
+                method: 'POST',
+                headers: {
+                  host,
+                  'x-api-key': acct.api_key,
+                  'content-type': 'application/json',
+                  accept: 'application/json, text/event-stream',
+                },
+              },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(res.statusCode!));
+              },
+            );
+            req.on('error', reject);
+            req.end(body);
+          });
+        expect(await post('attacker.example')).toBe(403);
+        expect(await post(`attacker.example:${port}`)).toBe(403);
+        expect(await post(new URL(origin).host)).toBe(200);
+        expect(await post(`127.0.0.1:${port}`)).toBe(200);
+        expect(await post(`localhost:${port}`)).toBe(200);
+      },
+    );
 
     it('a code is single-use, needs the verifier, and a replayed code revokes what it gave', async () => {
       const provider = new MemoryOAuthProvider('http://127.0.0.1:53682/callback');

@@ -52,7 +52,12 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** How long the request may be held by design before it answers (a hook call waits for the holder). */
+  holdsMs: number;
 }
+
+/** A hook call waits for the holder up to its `timeout` (290 s by default): the fuzz always asks for 1 s. */
+const HOOK_HOLD_SECONDS = 1;
 
 /** The operations of an OpenAPI 3.1 document as the gateway builds it (security apiKey / deviceId / none). */
 export function operationsOf(doc: { paths: Record<string, Record<string, Record<string, unknown>>> }): Operation[] {
@@ -203,8 +208,12 @@ const encodeSegment = (s: string) => encode(s).replace(/\./g, '%2E');
 export function requestOf(ops: Operation[], ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...ops).chain((op) => {
     const pathParams = op.parameters.filter((p) => p.in === 'path');
-    // `wait` holds a read open for up to 60 s by design: not an answer the 2 s bound applies to.
-    const queryParams = op.parameters.filter((p) => p.in === 'query' && p.name !== 'wait');
+    // `wait` holds a read open for up to 60 s by design: not an answer the 2 s bound applies to. A hook call is held
+    // for its `timeout`, which the fuzz sets itself.
+    const isHook = op.path.startsWith('/hooks/');
+    const queryParams = op.parameters.filter(
+      (p) => p.in === 'query' && p.name !== 'wait' && !(isHook && p.name === 'timeout'),
+    );
     const credentials = fc.oneof(
       {
         weight: 8,
@@ -299,6 +308,7 @@ export function requestOf(ops: Operation[], ctx: FuzzContext): fc.Arbitrary<Fuzz
         const qs = Object.entries(query).map(
           ([k, v]) => `${encode(k)}=${encode(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`,
         );
+        if (isHook) qs.push(`timeout=${HOOK_HOLD_SECONDS}`);
         const headers: Record<string, string> = { ...credentials, ...extraHeaders };
         if (body.text !== undefined && body.type) headers['content-type'] = body.type;
         const sendsBody = body.text !== undefined && method !== 'GET' && method !== 'HEAD';
@@ -307,6 +317,7 @@ export function requestOf(ops: Operation[], ctx: FuzzContext): fc.Arbitrary<Fuzz
           path: qs.length ? `${path}?${qs.join('&')}` : path,
           headers,
           body: sendsBody ? body.text : undefined,
+          holdsMs: isHook ? HOOK_HOLD_SECONDS * 1000 : 0,
         };
       });
   });

@@ -61,18 +61,29 @@ async function* historyOf(
   store: RequestHistoryStore,
   query: Omit<HistoryQuery, 'after' | 'limit' | 'agent_id'>,
 ): AsyncGenerator<HistoryRow[]> {
+  const agents = await store.agentsOf(query.account_id);
   let left = REPLAY_MAX_ROWS;
-  for (const agent of await store.agentsOf(query.account_id)) {
-    const pageOf = (after: HistoryRow | null) =>
-      store.page({ ...query, agent_id: agent, after, limit: Math.min(PAGE_ROWS, left) });
-    let next: Promise<HistoryRow[]> | undefined = left > 0 ? pageOf(null) : undefined;
-    while (next) {
-      const rows: HistoryRow[] = await next;
-      left -= rows.length;
-      next = rows.length === PAGE_ROWS && left > 0 ? pageOf(rows.at(-1)!) : undefined;
-      yield rows;
-    }
-    if (left <= 0) return;
+  const pageOf = (agent: number, after: HistoryRow | null) => {
+    const rows = store.page({ ...query, agent_id: agents[agent]!, after, limit: Math.min(PAGE_ROWS, left) });
+    // Awaited below; a page read ahead of a replay that failed meanwhile is not an unhandled rejection.
+    rows.catch(() => undefined);
+    return { agent, rows };
+  };
+  // The page read while the one before it is worked on: the same agent's next, else the next agent's first.
+  let next: { agent: number; rows: Promise<HistoryRow[]> } | undefined = agents.length ? pageOf(0, null) : undefined;
+  while (next) {
+    const { agent } = next;
+    const rows = await next.rows;
+    left -= rows.length;
+    next =
+      left <= 0
+        ? undefined
+        : rows.length === PAGE_ROWS
+          ? pageOf(agent, rows.at(-1)!)
+          : agent + 1 < agents.length
+            ? pageOf(agent + 1, null)
+            : undefined;
+    yield rows;
   }
 }
 

@@ -52,10 +52,19 @@ function sessionOf(request: FastifyRequest): string {
   return typeof given === 'string' && SESSION_ID.test(given) ? given : '';
 }
 
+/**
+ * A Host that names an address rather than a domain: an IPv4 or bracketed IPv6 literal, or localhost, with an
+ * optional port. A rebinding page reaches the service through a domain its attacker controls, never through one of
+ * these, so a replica addressed directly (by a health check, a load balancer or an operator) is let through.
+ */
+const ADDRESS_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|localhost)(?::\d{1,5})?$/;
+
 /** DNS rebinding protection: the Host the service answers to (when PUBLIC_BASE_URL names it) and the origins. */
-function rebindingGuard(deps: McpRouteDeps, origin: string) {
+function rebindingGuard(deps: McpRouteDeps, request: FastifyRequest, origin: string) {
+  const host = request.headers.host;
+  const direct = host !== undefined && ADDRESS_HOST.test(host) ? [host] : [];
   return {
-    allowedHosts: deps.publicBaseUrl ? [new URL(deps.publicBaseUrl).host] : undefined,
+    allowedHosts: deps.publicBaseUrl ? [new URL(deps.publicBaseUrl).host, ...direct] : undefined,
     allowedOrigins: deps.allowedOrigins.includes('*') ? undefined : [origin, ...deps.allowedOrigins],
   };
 }
@@ -138,7 +147,7 @@ async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: Fas
       client,
       baseUrl: `${origin}${deps.apiPrefix}`,
       signal: tracked.signal,
-      ...rebindingGuard(deps, origin),
+      ...rebindingGuard(deps, request, origin),
     });
   } finally {
     tracked.done();
