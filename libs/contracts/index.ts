@@ -29,3 +29,5 @@ export * from './bus/tool-calls.js';
 export * from './hooks/tool-calls.js';
 export * from './hooks/shell-risk.js';
 export * from './hooks/answers.js';
+export * from './http/ciba.js';
+export * from './bus/ciba.js';

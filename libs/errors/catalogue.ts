@@ -91,6 +91,30 @@ export const errors = {
   ),
   oauthInvalidRedirectUri: entry('invalid_redirect_uri', 400, (reason: string) => `redirect_uris: ${reason}`),
   oauthInvalidClientMetadata: entry('invalid_client_metadata', 400, (reason: string) => reason),
+  // OpenID Connect CIBA (Client-Initiated Backchannel Authentication) with rich authorization requests (RFC 9396).
+  cibaInvalidScope: entry('invalid_scope', 400, () => "scope: must include 'openid'"),
+  cibaInvalidAuthorizationDetails: entry('invalid_authorization_details', 400, (reason: string) => reason),
+  cibaAuthorizationPending: entry(
+    'authorization_pending',
+    400,
+    () => 'The account holder has not answered yet; poll again after the interval',
+  ),
+  cibaSlowDown: entry(
+    'slow_down',
+    400,
+    (interval: number) => `Polled faster than the interval; wait at least ${interval} s between polls from now on`,
+  ),
+  cibaAccessDenied: entry('access_denied', 400, (status: string) => `The request was not approved: it was ${status}`),
+  cibaExpiredToken: entry(
+    'expired_token',
+    400,
+    () => 'The auth_req_id has expired before the account holder answered; start a new request',
+  ),
+  notificationEndpointNotHttps: entry(
+    'notification_endpoint_not_https',
+    400,
+    () => 'backchannel_client_notification_endpoint: must be an https URL without a fragment',
+  ),
 
   // 401: who is calling is unknown.
   apiKeyMissing: entry('api_key_missing', 401, () => 'Missing X-API-Key header'),

@@ -22,6 +22,8 @@ import { createTotpStore } from './store/totp.js';
 import { createToolCallStore } from './store/tool-calls.js';
 import { toolCallHandlers } from './handlers/tool-calls.js';
 import { ruleReplayHandlers } from './handlers/rule-replay.js';
+import { cibaHandlers } from './handlers/ciba.js';
+import { createCibaStore } from './store/ciba.js';
 import { createRequestHistoryStore } from './store/request-history.js';
 import { createUseCases } from './use-cases/use-cases.js';
 import { KEYS_VACUUM_EVERY_ROWS, startExpirySweeper } from './workers/expiry-sweeper.js';
@@ -83,6 +85,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     idempotency: createIdempotencyStore(sql),
     toolCalls: createToolCallStore(sql),
     requestHistory: createRequestHistoryStore(sql),
+    ciba: createCibaStore(sql),
   });
   const served = await serveBusService({
     bus,
@@ -102,6 +105,7 @@ export async function startActionsService(input: ActionsServiceInput) {
       ...webhookHandlers(useCases),
       ...auditHandlers(useCases),
       ...ruleReplayHandlers(useCases),
+      ...cibaHandlers(useCases),
     ],
     concurrency: settings.BUS_CONCURRENCY,
   });

@@ -48,6 +48,8 @@ export const TokenForm = z.looseObject({
   refresh_token: OptionalParam,
   scope: OptionalParam,
   resource: OptionalParam,
+  /** The CIBA grant's request (urn:openid:params:grant-type:ciba). */
+  auth_req_id: OptionalParam,
   client_id: OptionalParam,
   client_secret: OptionalParam,
 });

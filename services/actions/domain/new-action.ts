@@ -75,6 +75,8 @@ export interface Prepared {
   at: Date;
   /** What the holder is shown, hashed (for its receipt); null while receipts are off. */
   requestHash: string | null;
+  /** How the request came in when not over the actions API itself (`ciba`). */
+  channel?: string;
 }
 
 /** The receipt's request_hash of a new request: its content as stored, metadata included. */
@@ -145,6 +147,7 @@ export function creationAudit(p: Prepared, decision: PolicyDecision, receipt: st
       risk_level: action.risk_level,
       amount_cents: p.amountCents,
       request_hash: p.requestHash,
+      ...(p.channel ? { channel: p.channel } : {}),
     },
   };
   if (decision.outcome === 'pending') return [created];

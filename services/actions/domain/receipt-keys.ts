@@ -13,6 +13,8 @@ export interface ReceiptKeys {
   signReceipt(claims: Record<string, unknown>): Promise<string>;
   /** Signs the head of an account's audit chain as a compact JWS over its JSON. */
   signHead(head: { account_id: string; seq: number; hash: string; at: string | null }): Promise<string>;
+  /** Signs other claims as a compact JWT (ES256, the given typ, kid): the CIBA grant's ID and access tokens. */
+  signJwt(typ: string, claims: Record<string, unknown>): string;
 }
 
 /**
@@ -55,6 +57,8 @@ export async function parseReceiptKeys(spec: string): Promise<ReceiptKeys> {
     jwks: () => jwks,
     signReceipt: async (claims) => compactJws(receiptHeader, JSON.stringify(claims), signing),
     signHead: async (head) => compactJws(headHeader, JSON.stringify(head), signing),
+    signJwt: (typ, claims) =>
+      compactJws(base64url(JSON.stringify({ alg: 'ES256', typ, kid })), JSON.stringify(claims), signing),
   };
 }
 

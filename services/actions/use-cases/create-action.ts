@@ -41,6 +41,8 @@ export interface CreateInput {
    * once costs no lookup.
    */
   joinPending?: () => Promise<ActionView | undefined>;
+  /** How the request came in when not over the actions API itself (`ciba`), named in its creation's audit entry. */
+  channel?: string;
 }
 
 /** A unique violation: here, another replica stored the request of the same idempotency key first. */
@@ -57,13 +59,13 @@ export function createActionCreation(deps: Deps) {
   const { policy, requests, settings, receipts } = deps;
 
   /** Checks what the contract cannot check (callback URL, vault metadata, amount), hashes and seals the rest. */
-  const checkAndSeal = ({ agent, action }: CreateInput, id: string): Prepared => {
+  const checkAndSeal = ({ agent, action, channel }: CreateInput, id: string): Prepared => {
     if (action.callback_url) checkCallbackUrl(settings, action.callback_url);
     const contentHash = contentHashOf(action);
     const amountCents = amountCentsOf(action);
     const requestHash = receipts.enabled ? requestHashOf(action, amountCents) : null;
     const metadataEnc = deps.metadata.seal(id, action.metadata);
-    return { id, agent, action, amountCents, contentHash, metadataEnc, at: new Date(), requestHash };
+    return { id, agent, action, amountCents, contentHash, metadataEnc, at: new Date(), requestHash, channel };
   };
 
   /** Asks the policy whether a rule, a limit or a grant decides the request now, or leaves it to a person. */

@@ -14,6 +14,7 @@ import type { ReceiptIssuer } from './receipts.js';
 import type { IdempotencyStore } from '../store/idempotency.js';
 import type { ToolCallStore } from '../store/tool-calls.js';
 import type { RequestHistoryStore } from '../store/request-history.js';
+import type { CibaStore } from '../store/ciba.js';
 
 /** Everything the actions use cases may need, passed in (no singletons); each use case takes only its part. */
 export interface ActionsDeps {
@@ -33,4 +34,5 @@ export interface ActionsDeps {
   idempotency: IdempotencyStore;
   toolCalls: ToolCallStore;
   requestHistory: RequestHistoryStore;
+  ciba: CibaStore;
 }

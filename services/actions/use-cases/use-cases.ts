@@ -16,6 +16,7 @@ import { createGrants } from './grants.js';
 import { createCancellation } from './cancel-action.js';
 import { createToolCalls } from './tool-calls.js';
 import { createRuleReplay } from './rule-replay.js';
+import { createCiba } from './ciba.js';
 
 /** Every operation of the actions service, each built from only the dependencies it uses. */
 export function createUseCases(deps: ActionsDeps) {
@@ -25,11 +26,12 @@ export function createUseCases(deps: ActionsDeps) {
   const passkeys = createPasskeys(deps);
   const grants = createGrants(deps);
   const create = createActionCreation({ ...deps, metadata });
+  const reading = createActionReading({ ...deps, expiry, metadata });
   return {
     createAction: createIdempotentCreation({ ...deps, metadata, create }),
     createToolCall: createToolCalls({ ...deps, create, expiry, metadata }),
     cancel: createCancellation({ ...deps, expiry, metadata }),
-    reading: createActionReading({ ...deps, expiry, metadata }),
+    reading,
     resolution: createResolution({ ...deps, expiry, metadata, totp, passkeys, grants }),
     grants,
     passkeys,
@@ -41,6 +43,7 @@ export function createUseCases(deps: ActionsDeps) {
     webhooks: createWebhookSigning(deps),
     auditChain: createAuditChain(deps),
     ruleReplay: createRuleReplay({ ...deps, metadata }),
+    ciba: createCiba({ ...deps, create, reading }),
   };
 }
 export type UseCases = ReturnType<typeof createUseCases>;
