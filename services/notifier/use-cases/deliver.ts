@@ -1,4 +1,4 @@
-import { actionsEndpoints as ep } from '@agent-auth/contracts';
+import { actionsEndpoints as ep, cibaPingEndpointOf } from '@agent-auth/contracts';
 import { isAppError } from '@agent-auth/errors';
 import { OutboundError } from '@agent-auth/outbound';
 import type { DeliveryRow } from '../store/deliveries.js';
@@ -6,12 +6,19 @@ import type { NotifierDeps } from './deps.js';
 import { recordWebhookAttempt } from '@agent-auth/metrics';
 import { describeFailure } from '../adapters/webhook-poster.js';
 import { type AttemptResult, nextStep } from '../domain/retry-policy.js';
+import { deliverPing } from './deliver-ping.js';
 
 const SIGNING_RETRY_SECONDS = 2;
 const USER_AGENT = 'agent-auth-webhooks/1';
 
 /** One attempt of one webhook, recorded whatever happens. */
 export async function deliverAttempt(deps: NotifierDeps, job: DeliveryRow): Promise<void> {
+  // A ping-mode CIBA request's callback_url is its client's notification endpoint, marked (libs/contracts).
+  const pingEndpoint = cibaPingEndpointOf(job.callback_url);
+  if (pingEndpoint !== undefined)
+    return deliverPing(deps, job, pingEndpoint, (result, latencyMs, permanent) =>
+      finish(deps, job, result, latencyMs, permanent),
+    );
   const timestamp = Math.floor(Date.now() / 1000);
   let signature: string;
   try {
