@@ -29,6 +29,8 @@ import { mcpRoutes } from './handlers/mcp.js';
 import { createMcpCalls } from './use-cases/mcp-calls.js';
 import { oauthRoutes } from './handlers/oauth.js';
 import { oauthConsentRoutes } from './handlers/oauth-consent.js';
+import { cibaRoutes, cibaTokenGrant } from './handlers/ciba.js';
+import { cibaClientRoutes } from './handlers/ciba-clients.js';
 
 export const API_PREFIX = '/api/v1';
 export const BODY_LIMIT = 64 * 1024;
@@ -132,6 +134,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
       agentEventRoutes(api, deps.bus, streams, deps.log);
       auditRoutes(api, deps.bus);
       oauthConsentRoutes(api, deps.bus);
+      cibaClientRoutes(api, deps.bus);
     },
     { prefix: API_PREFIX },
   );
@@ -147,12 +150,21 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     apiPrefix: API_PREFIX,
     allowedOrigins: deps.config.MCP_ALLOWED_ORIGINS,
   });
+  const ciba = {
+    bus: deps.bus,
+    authenticator: auth,
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    limiter,
+    settings: deps.config,
+  };
   await oauthRoutes(app, {
     bus: deps.bus,
     publicBaseUrl: deps.config.PUBLIC_BASE_URL,
     limiter,
     settings: deps.config,
+    cibaGrant: cibaTokenGrant(ciba),
   });
+  await cibaRoutes(app, ciba);
   await apiReferenceRoutes(app, openapi.document);
   return app;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@agent-auth/bus';
 import {
   AuthorizeQuery,
+  CIBA_GRANT_TYPE,
   type ClientCredentials,
   clientRegistrationOf,
   describeZodError,
@@ -24,7 +25,16 @@ export interface OAuthRouteDeps {
   publicBaseUrl: string | undefined;
   limiter?: RateLimitStore;
   settings: RateLimitSettings;
+  /** The CIBA grant (handlers/ciba.ts): its client is an agent, authenticated and counted as the agent. */
+  cibaGrant?: CibaGrant;
 }
+
+/** Answers a token request with the CIBA grant type. */
+export type CibaGrant = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: { form: TokenForm; client: ClientCredentials },
+) => Promise<unknown>;
 
 /** A form or registration is a few hundred bytes. */
 const OAUTH_BODY_LIMIT = 16 * 1024;
@@ -41,6 +51,12 @@ const OAUTH_CODES = new Set([
   'invalid_target',
   'invalid_redirect_uri',
   'invalid_client_metadata',
+  // OpenID Connect CIBA (with RFC 9396's rich authorization requests).
+  'authorization_pending',
+  'slow_down',
+  'access_denied',
+  'expired_token',
+  'invalid_authorization_details',
 ]);
 
 const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type' };
@@ -64,7 +80,7 @@ export function oauthErrorOf(err: unknown): { status: number; error: string; err
 }
 
 /** A form (application/x-www-form-urlencoded) as an object; a parameter given twice is refused (RFC 6749 3.1). */
-function parseForm(text: string): Record<string, string> {
+export function parseForm(text: string): Record<string, string> {
   const params = new URLSearchParams(text);
   const form: Record<string, string> = {};
   for (const [name, value] of params) {
@@ -74,7 +90,12 @@ function parseForm(text: string): Record<string, string> {
   return form;
 }
 
-function parseWith<S extends z.ZodType>(schema: S, value: unknown, root: string, onError = errors.invalidRequest) {
+export function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  root: string,
+  onError = errors.invalidRequest,
+) {
   const parsed = schema.safeParse(value ?? {});
   if (!parsed.success) throw onError(describeZodError(parsed.error, root, value));
   return parsed.data as z.output<S>;
@@ -84,7 +105,7 @@ function parseWith<S extends z.ZodType>(schema: S, value: unknown, root: string,
  * The client's credentials: HTTP Basic (client_secret_basic, RFC 6749 2.3.1: both parts form-encoded) or
  * client_id and client_secret in the form (client_secret_post, or a public client's client_id alone).
  */
-function clientCredentialsOf(request: FastifyRequest, form: { client_id?: string; client_secret?: string }) {
+export function clientCredentialsOf(request: FastifyRequest, form: { client_id?: string; client_secret?: string }) {
   const basic = /^Basic\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (basic !== undefined) {
     if (form.client_secret !== undefined)
@@ -210,6 +231,8 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     oauth.post('/oauth/token', { bodyLimit: OAUTH_BODY_LIMIT }, async (request, reply) => {
       const form = parseWith(TokenForm, request.body, 'form');
       const client = clientCredentialsOf(request, form);
+      if (form.grant_type === CIBA_GRANT_TYPE && deps.cibaGrant)
+        return deps.cibaGrant(request, reply, { form, client });
       await spend(request, reply, client.client_id);
       const requestId = request.id;
       const grantType = required(form.grant_type, 'grant_type');

@@ -8,7 +8,8 @@ export const API_TAGS = {
   Accounts: 'Accounts, devices and plans: sign-up, extra devices, TOTP, the signing key, the plan and its quota.',
   Passkeys:
     "The device's passkeys (WebAuthn): approvals the platform authenticator verified (Face ID, fingerprint, PIN).",
-  Agents: "The account's agents and their API keys (shown once).",
+  Agents:
+    "The account's agents and their API keys (shown once); each agent is also an OpenID CIBA client, whose ping endpoint its holder sets.",
   Actions: 'Action requests: the agent asks, the device approves or denies, rules and limits decide routine cases.',
   Policy: 'Rules, spending limits and standing grants that settle requests without asking, and the spending summary.',
   Vault: 'Credentials kept encrypted, and approved API calls made with them without the agent seeing the secret.',
@@ -18,7 +19,7 @@ export const API_TAGS = {
   Audit:
     "The account's tamper-evident audit chain and its signed head; receipts verify against /.well-known/jwks.json.",
   OAuth:
-    "MCP clients connected with OAuth 2.1: the holder's consent on the device app and the connected apps. The OAuth endpoints themselves (/oauth/authorize, /oauth/token, …) are in the API guide.",
+    "MCP clients connected with OAuth 2.1: the holder's consent on the device app and the connected apps. The OAuth endpoints themselves (/oauth/authorize, /oauth/token, …) and OpenID Connect CIBA (/.well-known/openid-configuration, /oauth/bc-authorize) are in the API guide.",
 } as const;
 export type ApiTag = keyof typeof API_TAGS;
 

@@ -25,7 +25,7 @@ export interface RouteInput<A extends AuthKind, B, Q, P> {
 }
 
 export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   auth: A;
   body?: B;
