@@ -27,6 +27,7 @@ const FILES: Record<string, string> = {
   'verify.js': JS,
   'history.js': JS,
   'connect.js': JS,
+  'ciba-client.js': JS,
   'rule-words.js': JS,
   'rules-view.js': JS,
   'sw.js': JS,

@@ -74,6 +74,7 @@ export function deviceApi(deviceId, base = '/api/v1', onReach = () => {}) {
     get: (path) => call('GET', path),
     post: (path, body = {}) => call('POST', path, body),
     put: (path, body) => call('PUT', path, body),
+    patch: (path, body) => call('PATCH', path, body),
     delete: (path, body) => call('DELETE', path, body),
     streamEvents,
   };

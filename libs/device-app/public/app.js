@@ -18,6 +18,7 @@ import {
 import { el, facts, grantCard, pendingCard, requestDetail, requestGone, reviewItem, row, tick } from './views.js';
 import { checkWholeChain, receiptKeys, renderHistory, resolvedByText } from './history.js';
 import { connectionRow, consentForm } from './connect.js';
+import { cibaClientPanel } from './ciba-client.js';
 import { verifyReceipt } from './verify.js';
 import { renderRules, wireRuleEditor } from './rules-view.js';
 
@@ -392,6 +393,23 @@ function emptyItem(title, text) {
 }
 
 /** The apps connected with OAuth, under Agents (hidden against a service without them). */
+/** The agents as OpenID CIBA clients, each with its ping endpoint to set or clear. */
+async function showCibaClients(agents) {
+  const clients = await Promise.all(
+    agents.map((a) => api.get(`/agents/${encodeURIComponent(a.agent_id)}/ciba-client`)),
+  );
+  const save = (client) => (endpoint) =>
+    attempt(async () => {
+      await api.patch(`/agents/${encodeURIComponent(client.client_id)}`, {
+        backchannel_client_notification_endpoint: endpoint,
+      });
+      say(endpoint ? `${client.name} is pinged at ${endpoint} from now on.` : `${client.name} polls from now on.`);
+      await showCibaClients(agents);
+    });
+  $('ciba-client-list').replaceChildren(...clients.map((c) => cibaClientPanel(c, save(c))));
+  $('ciba-clients').hidden = clients.length === 0;
+}
+
 async function showConnections(agents) {
   let connections;
   try {
@@ -510,6 +528,7 @@ const views = {
     if (!agents.length)
       $('agent-list').replaceChildren(emptyItem('No agents.', 'Add one below: it gets its own API key.'));
     await showConnections(agents);
+    await showCibaClients(agents);
   },
   async connect() {
     const box = $('connect-request');

@@ -1,6 +1,6 @@
 // The device app's service worker: keeps the app shell for offline starts, shows a pending request as a notification
 // (title, amount, risk) that opens that request, and clears it once the request is settled.
-const CACHE = 'agent-auth-shell-v4';
+const CACHE = 'agent-auth-shell-v5';
 const SHELL = [
   '/app/',
   '/app/app.js',
@@ -17,6 +17,7 @@ const SHELL = [
   '/app/verify.js',
   '/app/history.js',
   '/app/connect.js',
+  '/app/ciba-client.js',
   '/app/rule-words.js',
   '/app/rules-view.js',
   '/app/style.css',

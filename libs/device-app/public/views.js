@@ -1,5 +1,6 @@
 // How a request looks: the agent's name first, the amount large, risk as a badge, a countdown to its expiry and
 // relative times. Everything an agent wrote is set as textContent, never parsed as HTML.
+import { bindingLine } from './ciba-client.js';
 import {
   GRANT_DURATIONS,
   confirmReasons,
@@ -68,6 +69,7 @@ function headline(item, { linked = false, heading = 'h3', headingId } = {}) {
       }),
     ),
     el(heading, headingProps, title),
+    bindingLine(item),
     el(
       'div',
       { className: 'summary' },
