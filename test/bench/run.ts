@@ -15,6 +15,7 @@ import { policyLanguageBench } from './policy-language.js';
 import { grantsBench } from './grants.js';
 import { hooksBench } from './hooks.js';
 import { mcpBench } from './mcp.js';
+import { cibaBench } from './ciba.js';
 import { receiptsCost } from './receipts.js';
 import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
@@ -30,6 +31,7 @@ const cases: BenchCase[] = [
   agentOutcomeBench,
   hooksBench,
   mcpBench,
+  cibaBench,
   scaleBench,
   metricsCost,
   receiptsCost,
