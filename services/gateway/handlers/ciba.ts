@@ -103,7 +103,7 @@ function cibaRequestOf(agent: AgentPrincipal, form: z.output<typeof BackchannelA
   const action = cibaActionOf(agentActionOf(form.authorization_details), bindingMessage, expiry);
   // The binding message travels among the metadata: together they must still fit the metadata's limits.
   const fits = action.metadata === null ? null : Metadata.safeParse(action.metadata);
-  if (fits && !fits.success) throw detailsError(`[0].metadata: ${describeZodError(fits.error, 'metadata')}`);
+  if (fits && !fits.success) throw detailsError(`[0].${describeZodError(fits.error, 'metadata')}`);
   return { agent, action, binding_message: bindingMessage, client_notification_token: token };
 }
 
