@@ -21,9 +21,16 @@ function fetchHeaders(headers: Record<string, HeaderValue>): Headers {
   return out;
 }
 
-/** Request headers of a fetch call as a plain object. */
+/**
+ * Request headers of a fetch call as a plain object, without the Idempotency-Key the client puts on every create:
+ * nothing is lost between a tool and the app in one process, and the client here never retries (below), so a key
+ * would only have the create keep its answer for a replay that cannot come (one more write per call). A create is
+ * still retried across the bus with the gateway's own key, as any REST create is.
+ */
 function plainHeaders(init: RequestInit | undefined): Record<string, string> {
-  return Object.fromEntries(new Headers(init?.headers).entries());
+  const headers = new Headers(init?.headers);
+  headers.delete('idempotency-key');
+  return Object.fromEntries(headers.entries());
 }
 
 /**
@@ -55,7 +62,7 @@ export function createInProcessApi(app: FastifyInstance, options: { prefix: stri
     clientFor(agent: AgentPrincipal, requestId: string): { client: AgentAuthClient; release(): void } {
       const handle = `${HANDLE_PREFIX}${randomBytes(24).toString('base64url')}`;
       callers.set(handle, agent);
-      const client = new AgentAuthClient({ apiKey: handle, baseUrl, fetch: inject(requestId) });
+      const client = new AgentAuthClient({ apiKey: handle, baseUrl, fetch: inject(requestId), maxRetries: 0 });
       return { client, release: () => callers.delete(handle) };
     },
     /** The agent a handle stands for; undefined for anything that is not a live handle of this process. */
