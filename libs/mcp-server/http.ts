@@ -2,8 +2,11 @@
 // in a process and any replica can answer any request. A call that waits for the holder stops when its HTTP
 // connection closes or when `signal` aborts (the client's notifications/cancelled, which may reach another replica).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { AgentAuthClient } from '@agent-auth/client';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { needsStream } from './json-rpc.js';
 import { createToolServer } from './server.js';
@@ -39,6 +42,37 @@ export function answerParseError(response: ServerResponse): void {
   response.end(jsonRpcErrorBody(ErrorCode.ParseError, 'Parse error: Invalid JSON'));
 }
 
+/**
+ * The request as the transport reads it: method, URL and headers (Host and Origin for its rebinding guard, Accept,
+ * the protocol version); the body is handed over already parsed.
+ */
+function webRequestOf(request: IncomingMessage): Request {
+  const headers = new Headers();
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  return new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
+    method: request.method ?? 'POST',
+    headers,
+  });
+}
+
+/** Writes the transport's answer on the Node response: a JSON body at once, an event stream as it comes. */
+async function writeAnswer(answer: Response, response: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (!answer.body) return void response.writeHead(answer.status, headers).end();
+  if (!headers['content-type']?.startsWith('text/event-stream')) {
+    const body = Buffer.from(await answer.arrayBuffer());
+    return void response.writeHead(answer.status, { ...headers, 'content-length': String(body.length) }).end(body);
+  }
+  response.writeHead(answer.status, headers);
+  response.flushHeaders();
+  // A client that leaves ends the pipeline, which cancels the stream: the transport then lets its calls go.
+  await pipeline(Readable.fromWeb(answer.body as NodeReadableStream), response).catch(() => {});
+}
+
 /** Serves one POST of JSON-RPC messages with the tools; resolves once the answer is complete or the client left. */
 export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
   const { request, response, signal } = exchange;
@@ -51,7 +85,9 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
     baseUrl: exchange.baseUrl,
     pollIntervalMs: exchange.pollIntervalMs,
   });
-  const transport = new StreamableHTTPServerTransport({
+  // The transport of web Requests and Responses, driven directly: the SDK's Node adapter around it converts both
+  // through a general-purpose server layer on every POST, which a JSON answer written at once does not need.
+  const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !needsStream(exchange.body),
     enableDnsRebindingProtection: true,
@@ -66,7 +102,7 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
   try {
     await server.connect(transport);
     if (signal?.aborted) return stop();
-    await transport.handleRequest(request, response, exchange.body);
+    await writeAnswer(await transport.handleRequest(webRequestOf(request), { parsedBody: exchange.body }), response);
   } finally {
     signal?.removeEventListener('abort', stop);
   }
