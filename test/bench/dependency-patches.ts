@@ -23,9 +23,11 @@ const KEEP_AT = 1.03;
 
 /**
  * The patches of patches/ that only make things faster, each with the stack it shows on (the others fix defects and
- * stay whatever they cost), e.g. { file: 'postgres+3.4.9+002+<what it does>.patch', mode: 'all-in-one' }. None today.
+ * stay whatever they cost).
  */
-const PERFORMANCE_PATCHES: Array<{ file: string; mode: StackMode }> = [];
+const PERFORMANCE_PATCHES: Array<{ file: string; mode: StackMode }> = [
+  { file: '@nats-io+nats-core+3.4.0+002+flush-once-per-turn.patch', mode: 'processes' },
+];
 
 /** The package a patch-package file patches: "@scope+name+1.2.3+…" is @scope/name, "name+1.2.3+…" is name. */
 export function packageOfPatch(file: string): string {
