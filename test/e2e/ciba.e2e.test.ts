@@ -73,6 +73,7 @@ async function oauthErrorOf(promise: Promise<unknown>): Promise<string> {
   throw new Error('expected an OAuth error');
 }
 
+const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const p99 = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
@@ -370,6 +371,12 @@ for (const { mode, skip } of modes) {
     it(`ping flow: time from the holder's approve to the client's token over ${LATENCY_RUNS} requests`, async () => {
       const config = await configOf(agent, 'basic');
       const times: number[] = [];
+      const parts = { approve: [] as number[], ping: [] as number[], token: [] as number[] };
+      const set = await api.call('PATCH', `/agents/${agent.agentId}`, {
+        body: { backchannel_client_notification_endpoint: `${pinger.origin}/ciba/ping` },
+        headers: { 'x-device-id': acct.device_id },
+      });
+      expect(set.status).toBe(200);
       for (let i = 0; i < LATENCY_RUNS; i++) {
         const started = await oidc.initiateBackchannelAuthentication(config, {
           scope: 'openid',
@@ -380,16 +387,25 @@ for (const { mode, skip } of modes) {
         const pinged = waitForPing(started.auth_req_id);
         const t0 = performance.now();
         await device().post(`/actions/${actionId}/approve`, {});
+        const t1 = performance.now();
         await pinged;
+        const t2 = performance.now();
         const tokens = await oidc.genericGrantRequest(config, CIBA_GRANT, { auth_req_id: started.auth_req_id });
-        times.push(performance.now() - t0);
+        const t3 = performance.now();
+        times.push(t3 - t0);
+        parts.approve.push(t1 - t0);
+        parts.ping.push(t2 - t1);
+        parts.token.push(t3 - t2);
         expect(tokens.access_token).toBeTruthy();
       }
       const sorted = [...times].sort((a, b) => a - b);
       console.info(
         `CIBA ping (${mode}): approve → ping → token over ${times.length} requests: ` +
           `p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms ` +
-          `(goal under 100 ms), max ${sorted[sorted.length - 1]!.toFixed(1)} ms`,
+          `(goal under 100 ms), max ${sorted[sorted.length - 1]!.toFixed(1)} ms; p50/p99 of its parts: ` +
+          Object.entries(parts)
+            .map(([part, ms]) => `${part} ${p50(ms).toFixed(1)}/${p99(ms).toFixed(1)} ms`)
+            .join(', '),
       );
     }, 120_000);
 

@@ -35,6 +35,15 @@ export function createCibaStore(sql: Sql) {
       await sql`delete from actions.ciba_requests where auth_req_id = ${authReqId}`;
     },
 
+    /** A CIBA request of this client; undefined for an auth_req_id unknown or another client's. */
+    async find(authReqId: string, agentId: string): Promise<CibaRequestRow | undefined> {
+      const [row] = await sql<CibaRequestRow[]>`
+        select auth_req_id, action_id, agent_id, account_id, mode, interval_seconds, notification_token_enc,
+          expires_at, issued_at
+        from actions.ciba_requests where auth_req_id = ${authReqId} and agent_id = ${agentId}`;
+      return row;
+    },
+
     /**
      * One poll by its client: notes its time and, when it came sooner than the interval after the last one, grows
      * the interval by `step` and says so (too_fast). Undefined for an auth_req_id unknown or another client's. One
@@ -56,10 +65,11 @@ export function createCibaStore(sql: Sql) {
       return row;
     },
 
-    /** Marks the tokens issued; false when they were already (a second exchange of the same auth_req_id). */
+    /** Marks the tokens issued (and the poll); false when they were already (a second exchange). */
     async markIssued(authReqId: string): Promise<boolean> {
       const rows = await sql`
-        update actions.ciba_requests set issued_at = now() where auth_req_id = ${authReqId} and issued_at is null
+        update actions.ciba_requests set issued_at = now(), last_polled_at = now()
+        where auth_req_id = ${authReqId} and issued_at is null
         returning auth_req_id`;
       return rows.length === 1;
     },

@@ -139,13 +139,20 @@ export function createCiba(deps: Deps) {
       return { auth_req_id: authReqId, expires_in: req.action.expires_in_seconds, interval: cibaLimits.interval };
     },
 
-    /** The CIBA grant: the CIBA errors until the holder approves, then the tokens, once. */
+    /**
+     * The CIBA grant: the CIBA errors until the holder approves, then the tokens, once. One write per poll: the
+     * issue of the tokens, or (while pending) the poll's time and interval; none for a request that was refused.
+     */
     async token(req: CibaTokenRequest): Promise<CibaTokenAnswer> {
-      const row = await ciba.poll(req.auth_req_id, req.agent.agent_id, cibaLimits.slowDownStep);
+      const row = await ciba.find(req.auth_req_id, req.agent.agent_id);
       if (!row) throw errors.oauthInvalidGrant('auth_req_id: is not a request of this client');
       if (row.issued_at) throw errors.oauthInvalidGrant('auth_req_id: its tokens were issued already');
       const action = await actionOf(req.agent, row.action_id);
-      checkApproved(action.status, row.too_fast === true, row.interval_seconds);
+      if (action.status === 'pending') {
+        const polled = await ciba.poll(row.auth_req_id, req.agent.agent_id, cibaLimits.slowDownStep);
+        checkApproved(action.status, polled?.too_fast === true, polled?.interval_seconds ?? row.interval_seconds);
+      }
+      checkApproved(action.status, false, row.interval_seconds);
       if (!(await ciba.markIssued(row.auth_req_id)))
         throw errors.oauthInvalidGrant('auth_req_id: its tokens were issued already');
       return tokensOf(req, action);
