@@ -38,7 +38,7 @@ export function cibaClientPanel(client, onSave) {
   const clear = el('button', {
     type: 'button',
     textContent: 'Poll only',
-    'aria-label': `Clear the ping endpoint of ${client.name}`,
+    'aria-label': `Poll only: clear the ping endpoint of ${client.name}`,
     disabled: !client.backchannel_client_notification_endpoint,
   });
   clear.onclick = () => onSave(null);
