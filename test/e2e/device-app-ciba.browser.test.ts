@@ -99,6 +99,7 @@ describe.skipIf(noBrowser)(
       expect(client.body.backchannel_client_notification_endpoint).toBe(endpoint);
       const audit = await axeAudit(page);
       expect(audit.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+      await page.evaluate(() => window.scrollTo(0, 0)); // the save scrolled; the sticky header would cover the top
       await screenshot(page, 'ciba-client');
 
       await page.locator('#ciba-client-list button[type=button]').click();
