@@ -5,6 +5,7 @@ import { connectDatabase, isStatementRefused, type Sql } from './connect.js';
 const { isolatedDatabases } = inject('infra');
 // Embedded PGlite serves one session at a time and takes no cancel requests.
 const noCancel = isolatedDatabases ? '' : 'embedded Postgres takes no cancel requests';
+const oneSession = isolatedDatabases ? '' : 'embedded Postgres serves one session at a time';
 
 describe('queries of the connection pool', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -29,6 +30,28 @@ describe('queries of the connection pool', () => {
     expect(isStatementRefused(err)).toBe(true);
     expect(String(err)).toMatch(/no_such_column/);
   });
+
+  // postgres.js as patches/ leave it: a query goes to the idle connection used last (a warm backend).
+  it.skipIf(oneSession)(
+    `go one at a time to the connection used last, and spread over the pool when they overlap${oneSession ? ` (skipped: ${oneSession})` : ''}`,
+    async () => {
+      const pool = connectDatabase(db.url, { max: 3 });
+      const backend = async () => (await pool<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
+      try {
+        const overlapping = await Promise.all(
+          [1, 2, 3].map(
+            async () => (await pool<{ pid: number }[]>`select pg_backend_pid() as pid, pg_sleep(0.05)`)[0]!.pid,
+          ),
+        );
+        expect(new Set(overlapping).size).toBe(3);
+        const oneAtATime: number[] = [];
+        for (let i = 0; i < 6; i++) oneAtATime.push(await backend());
+        expect(new Set(oneAtATime).size).toBe(1); // a warm backend, not each of the three in turn
+      } finally {
+        await pool.end();
+      }
+    },
+  );
 
   it.skipIf(noCancel)(`cancel a running statement${noCancel ? ` (skipped: ${noCancel})` : ''}`, async () => {
     const running = sql`select pg_sleep(30)`.execute();

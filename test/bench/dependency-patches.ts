@@ -27,6 +27,7 @@ const KEEP_AT = 1.03;
  */
 const PERFORMANCE_PATCHES: Array<{ file: string; mode: StackMode }> = [
   { file: '@nats-io+nats-core+3.4.0+002+flush-once-per-turn.patch', mode: 'processes' },
+  { file: 'postgres+3.4.9+002+idle-connection-used-last-first.patch', mode: 'all-in-one' },
 ];
 
 /** The package a patch-package file patches: "@scope+name+1.2.3+…" is @scope/name, "name+1.2.3+…" is name. */
