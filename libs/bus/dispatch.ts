@@ -12,6 +12,14 @@ export function handle<E extends EndpointDef>(endpoint: E, handler: Handler<E>):
 }
 
 /**
+ * The same for an effect that state alone cannot tell was made (a new rule, a deletion): the serving scaffold keeps
+ * its outcome per call, so a send of it again after a replica died answers the first outcome (once.ts).
+ */
+export function handleOnce<E extends EndpointDef>(endpoint: E, handler: Handler<E>): BoundHandler {
+  return { endpoint, handler: handler as BoundHandler['handler'], once: true };
+}
+
+/**
  * A request's logger: its lines carry the request id and the endpoint. The child logger that binds them is only
  * built when a line is written at an enabled level (most requests never write one: building the child serializes
  * its bindings). One plain object per request, where a Proxy over the logger cost a trap and a bind on every call.
@@ -45,9 +53,25 @@ class RequestLog implements RequestLogger {
   }
 }
 
-function contextOf(bound: BoundHandler, requestId: string | undefined, log: Logger): RequestContext {
+/** Which call a message belongs to: the id every send of it carries, and whether this is a send after the first. */
+export interface CallOf {
+  callId: string;
+  resent: boolean;
+}
+
+function contextOf(
+  bound: BoundHandler,
+  requestId: string | undefined,
+  log: Logger,
+  call: CallOf | undefined,
+): RequestContext {
   const id = requestId ?? randomUUID();
-  return { requestId: id, log: new RequestLog(log, id, bound.endpoint.name) };
+  const ctx: RequestContext = { requestId: id, log: new RequestLog(log, id, bound.endpoint.name) };
+  if (call) {
+    ctx.callId = call.callId;
+    ctx.resent = call.resent;
+  }
+  return ctx;
 }
 
 /**
@@ -61,8 +85,9 @@ export async function dispatch(
   message: unknown,
   requestId: string | undefined,
   log: Logger,
+  call?: CallOf | '' | undefined,
 ): Promise<ReplyEnvelope> {
-  return settle(bound, message, contextOf(bound, requestId, log));
+  return settle(bound, message, contextOf(bound, requestId, log, call || undefined));
 }
 
 async function settle(bound: BoundHandler, message: unknown, ctx: RequestContext): Promise<ReplyEnvelope> {

@@ -1,4 +1,4 @@
-import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { STATUS_CODES } from 'node:http';
 import { Svcm, type ServiceMsg } from '@nats-io/services';
 import { type EndpointDef, eventSubjectOf, subjectOf, type ReplyEnvelope } from '@agent-auth/contracts';
@@ -10,8 +10,24 @@ import { EncodedJson } from './encoded-json.js';
 import { recordBusHandled } from '@agent-auth/metrics';
 import { timedRequest } from './request-metrics.js';
 import { createJetStreamActionEvents } from './jetstream-action-events.js';
+import { CALL_ID, type CallTimings, createCalls, defaultCallTimings, REQUEST_ID, RESENT } from './nats-calls.js';
+import { createProgress } from './progress.js';
 
-const REQUEST_ID = 'x-request-id';
+/** How a process's NATS connection comes back after a restart, and how its requests ride one out. */
+export interface Resilience extends CallTimings {
+  /** Pause between reconnect attempts (plus up to `reconnectJitterMs`, so replicas do not come back in step). */
+  reconnectWaitMs: number;
+  reconnectJitterMs: number;
+  /** A serving replica's progress interval on a request it is still working on (the first after half of it). */
+  heartbeatMs: number;
+}
+
+export const defaultResilience: Resilience = {
+  ...defaultCallTimings,
+  reconnectWaitMs: 250,
+  reconnectJitterMs: 100,
+  heartbeatMs: 150,
+};
 
 /**
  * Answers a request. The envelope travels in the body only: the micro API's error headers carry just the status
@@ -43,41 +59,32 @@ export async function connectNatsBus(options: {
   streamMaxAgeHours?: number;
   name: string;
   log: Logger;
+  /** Detection of dead replicas and reconnection (defaultResilience when absent). */
+  resilience?: Partial<Resilience>;
 }): Promise<Bus> {
+  const resilience = { ...defaultResilience, ...options.resilience };
   const nc: NatsConnection = await connect({
     servers: options.url.split(','),
     name: options.name,
     maxReconnectAttempts: -1,
+    reconnectTimeWait: resilience.reconnectWaitMs,
+    reconnectJitter: resilience.reconnectJitterMs,
     noAsyncTraces: true,
   }); // no stack captured per request
   const { log, prefix } = options;
+  const calls = createCalls(nc, { prefix, timeoutMs: options.timeoutMs, timings: resilience, log });
   void (async () => {
     for await (const s of nc.status()) {
+      if (s.type === 'disconnect') calls.disconnected();
+      if (s.type === 'reconnect') calls.reconnected();
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error')
         log.warn({ status: s.type }, 'nats connection status');
     }
   })();
 
-  /** Sends a request; no responder and no answer in time become the service's 503 and 504. */
-  const send = async (endpoint: EndpointDef, payload: unknown, opts: RequestOptions = {}): Promise<Msg> => {
-    const h = headers();
-    if (opts.requestId) h.set(REQUEST_ID, opts.requestId);
-    try {
-      return await nc.request(subjectOf(prefix, endpoint), JSON.stringify(payload), {
-        timeout: opts.timeoutMs ?? options.timeoutMs,
-        headers: h,
-      });
-    } catch (err) {
-      const code = (err as { code?: string; name?: string }).name ?? '';
-      if (/NoResponders/i.test(code) || /no responders/i.test(String(err))) {
-        throw errors.serviceUnavailable(endpoint.service);
-      }
-      if (/Timeout/i.test(code) || /timeout/i.test(String(err))) {
-        throw errors.serviceTimeout(endpoint.service);
-      }
-      throw err;
-    }
-  };
+  /** Sends a request; no replica and no answer in time become the service's 503 and 504 (nats-calls.ts). */
+  const send = (endpoint: EndpointDef, payload: unknown, opts?: RequestOptions) =>
+    calls.request(endpoint, payload, opts);
 
   return {
     kind: 'nats',
@@ -104,6 +111,7 @@ export async function connectNatsBus(options: {
         queue: spec.name,
       });
       const limiter = createLimiter(spec.concurrency);
+      const progress = createProgress(nc, resilience.heartbeatMs);
       for (const bound of spec.handlers) {
         const served = `${bound.endpoint.service}.${bound.endpoint.name}`;
         svc.addEndpoint(bound.endpoint.name, {
@@ -114,6 +122,9 @@ export async function connectNatsBus(options: {
               spec.log.error({ err }, 'nats endpoint error');
               return;
             }
+            // Counted from when it is taken, queued behind the limiter included: the requester hears of it either way.
+            const callId = msg.headers?.get(CALL_ID) || undefined;
+            const answered = callId && msg.reply ? progress.taken(msg.reply) : undefined;
             // The micro API does not await handlers: run under the limiter and never let a rejection escape.
             void limiter
               .run(async () => {
@@ -123,6 +134,7 @@ export async function connectNatsBus(options: {
                   parseMessage(msg.string()),
                   msg.headers?.get(REQUEST_ID) || undefined,
                   spec.log,
+                  callId && { callId, resent: msg.headers?.has(RESENT) === true },
                 );
                 // Timed here, not in dispatch: in one process (the in-process bus) the sender's timing is the same
                 // span, and recording it twice would only add to every request's cost.
@@ -131,9 +143,11 @@ export async function connectNatsBus(options: {
                   reply.ok ? 'ok' : String(reply.error.status),
                   (performance.now() - started) / 1000,
                 );
+                answered?.();
                 sendReply(msg, reply, spec.log);
               })
               .catch((e: unknown) => {
+                answered?.();
                 spec.log.error({ err: e }, 'handler run failed');
                 sendReply(msg, { ok: false, error: errors.internal().toJSON() }, spec.log);
               });
@@ -145,6 +159,7 @@ export async function connectNatsBus(options: {
         async stop() {
           await svc.stop();
           await limiter.drained();
+          progress.stop();
         },
       };
     },
@@ -164,6 +179,7 @@ export async function connectNatsBus(options: {
     },
     async close() {
       if (!nc.isClosed()) await nc.drain();
+      calls.closed();
     },
   };
 }

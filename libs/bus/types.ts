@@ -10,6 +10,13 @@ export type RequestLogger = Pick<Logger, 'trace' | 'debug' | 'info' | 'warn' | '
 export interface RequestContext {
   requestId: string;
   log: RequestLogger;
+  /**
+   * The id of the bus call this message belongs to, chosen by the requester and the same on every send of it: a
+   * send after the first (`resent`) follows a replica that died or went silent, and may find what that one did.
+   */
+  callId?: string;
+  /** True when the requester sent this call before (to a replica it took for dead, or before a reconnect). */
+  resent?: boolean;
 }
 
 /** Serves one endpoint: its answer as an object of the contract's type, or already encoded from one. */
@@ -22,6 +29,8 @@ export type Handler<E extends EndpointDef> = (
 export interface BoundHandler {
   endpoint: EndpointDef;
   handler: (request: unknown, ctx: RequestContext) => Promise<unknown>;
+  /** An effect the serving scaffold answers once per call (once.ts): a send again gets the first outcome. */
+  once?: boolean;
 }
 
 export interface ServiceSpec {
@@ -43,6 +52,8 @@ export interface ServedService {
 export interface RequestOptions {
   requestId?: string;
   timeoutMs?: number;
+  /** How long to wait for a replica when none listens (NATS only; the bus's setting when absent): 0 for a probe. */
+  replicaWaitMs?: number;
 }
 
 /** Request-reply and broadcast between services, over NATS or inside one process, with the same contracts. */

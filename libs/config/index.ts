@@ -47,6 +47,21 @@ export const ConfigSchema = z.object({
     .default('aa'),
   BUS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   BUS_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(128),
+  /** A serving replica's progress interval on a request it is still working on (the first after half of it). */
+  BUS_HEARTBEAT_MS: z.coerce.number().int().min(20).max(10_000).default(150),
+  /** A replica that says nothing this long after a request was sent to it is taken for dead: the request goes again. */
+  BUS_FIRST_WORD_MS: z.coerce.number().int().min(50).max(60_000).default(300),
+  /** A replica whose progress stops this long is taken for dead. */
+  BUS_SILENCE_MS: z.coerce.number().int().min(100).max(60_000).default(500),
+  /** Sends of one bus request at most after dead replicas (the first included). */
+  BUS_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  /** How long a request waits for a replica to appear when none listens, then 503. */
+  BUS_NO_RESPONDERS_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  /** How long a request waits for a lost NATS connection to come back, then 503. */
+  BUS_DISCONNECTED_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(3_000),
+  /** Pause between attempts to reconnect to NATS, plus a random part up to NATS_RECONNECT_JITTER_MS. */
+  NATS_RECONNECT_WAIT_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  NATS_RECONNECT_JITTER_MS: z.coerce.number().int().min(0).max(10_000).default(100),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   ACTIONS_KEYS: z.string().optional(),
   /** ES256 receipt keys "kid:base64 PKCS8[,kid:base64 PKCS8 or SPKI…]": the first signs, all are published. */
@@ -198,6 +213,14 @@ export const processSettingKeys = slice(
   'NATS_STREAM_MAX_AGE_HOURS',
   'BUS_PREFIX',
   'BUS_TIMEOUT_MS',
+  'BUS_HEARTBEAT_MS',
+  'BUS_FIRST_WORD_MS',
+  'BUS_SILENCE_MS',
+  'BUS_ATTEMPTS',
+  'BUS_NO_RESPONDERS_WAIT_MS',
+  'BUS_DISCONNECTED_WAIT_MS',
+  'NATS_RECONNECT_WAIT_MS',
+  'NATS_RECONNECT_JITTER_MS',
   'DB_POOL_SIZE',
 );
 export const actionsSettingKeys = slice(

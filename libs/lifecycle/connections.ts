@@ -53,7 +53,17 @@ export async function connectNeededBus(
   if (typeof need === 'object' && !config.NATS_URL) return createInProcessBus(options);
   const url = typeof need === 'string' ? requireSetting(config, 'NATS_URL', need) : config.NATS_URL!;
   const stream = { streamReplicas: config.NATS_STREAM_REPLICAS, streamMaxAgeHours: config.NATS_STREAM_MAX_AGE_HOURS };
-  return connectNatsBus({ ...options, url, ...stream, name, log }).catch((err: unknown) => {
+  const resilience = {
+    heartbeatMs: config.BUS_HEARTBEAT_MS,
+    firstWordMs: config.BUS_FIRST_WORD_MS,
+    silenceMs: config.BUS_SILENCE_MS,
+    attempts: config.BUS_ATTEMPTS,
+    noRespondersWaitMs: config.BUS_NO_RESPONDERS_WAIT_MS,
+    disconnectedWaitMs: config.BUS_DISCONNECTED_WAIT_MS,
+    reconnectWaitMs: config.NATS_RECONNECT_WAIT_MS,
+    reconnectJitterMs: config.NATS_RECONNECT_JITTER_MS,
+  };
+  return connectNatsBus({ ...options, url, ...stream, name, log, resilience }).catch((err: unknown) => {
     throw new StartupError(`NATS_URL: no NATS server answers (${(err as Error).message})`);
   });
 }

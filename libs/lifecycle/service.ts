@@ -1,4 +1,4 @@
-import { type BoundHandler, type Bus, handle, type ServedService } from '@agent-auth/bus';
+import { type BoundHandler, type Bus, handle, onceByCall, type ServedService } from '@agent-auth/bus';
 import { type Config, loadConfig, metricsPortOf } from '@agent-auth/config';
 import type { EndpointDef } from '@agent-auth/contracts';
 import { migrate, type Sql } from '@agent-auth/db';
@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '@agent-auth/logging';
 import { startMetricsServer } from '@agent-auth/metrics';
 import { type BusNeed, connectNeededBus, connectNeededDatabase, type DatabaseNeed } from './connections.js';
 import { untilSignal } from './signals.js';
+import { createCallOutcomes } from './call-outcomes.js';
 import { exitOnStartupError } from './startup-errors.js';
 
 /** A running service: what its process stops (drains) on shutdown. */
@@ -102,19 +103,35 @@ export interface BusService {
   concurrency: number;
 }
 
-/** Migrates a service's schema (unless done), then serves its endpoints and its health endpoint on the bus. */
+/**
+ * Migrates a service's schema (unless done), then serves its endpoints and its health endpoint on the bus. Over NATS,
+ * where a request may be sent again to another replica, the effects marked `once` keep their outcome per call in
+ * the service's schema (call-outcomes.ts).
+ */
 export async function serveBusService(spec: BusService): Promise<ServedService> {
   if (spec.migrations) await migrate(spec.sql, { ...spec.migrations, log: spec.log });
   const health = handle(spec.health, async () => {
     await spec.sql`select 1`;
     return { ok: true };
   });
-  return spec.bus.serve({
+  const schema = spec.migrations?.schema;
+  const outcomes =
+    schema && spec.bus.kind === 'nats' && spec.handlers.some((h) => h.once)
+      ? await createCallOutcomes(spec.sql, schema, spec.log)
+      : undefined;
+  const handlers = outcomes ? spec.handlers.map((h) => (h.once ? onceByCall(h, outcomes) : h)) : spec.handlers;
+  const served = await spec.bus.serve({
     name: spec.name,
     version: '0.1.0',
     description: spec.description,
-    handlers: [health, ...spec.handlers],
+    handlers: [health, ...handlers],
     concurrency: spec.concurrency,
     log: spec.log,
   });
+  return {
+    async stop() {
+      await served.stop();
+      outcomes?.stop();
+    },
+  };
 }

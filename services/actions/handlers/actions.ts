@@ -1,4 +1,4 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
@@ -13,6 +13,6 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.deny, (request, ctx) => uc.resolution.deny(request, ctx)),
     handle(ep.approveMany, (request, ctx) => uc.resolution.approveMany(request, ctx)),
     handle(ep.denyMany, (request, ctx) => uc.resolution.denyMany(request, ctx)),
-    handle(ep.revokeGrant, ({ device, grant_id }, ctx) => uc.grants.revoke(device, grant_id, ctx)),
+    handleOnce(ep.revokeGrant, ({ device, grant_id }, ctx) => uc.grants.revoke(device, grant_id, ctx)),
   ];
 }

@@ -1,4 +1,4 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
@@ -10,7 +10,7 @@ export function identityHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.createDevice, ({ device, new_device }) => identities.createDevice(device, new_device)),
     handle(ep.createAgent, ({ device, name }) => identities.createAgent(device, name)),
     handle(ep.listAgents, ({ device }) => identities.listAgents(device.account_id)),
-    handle(ep.deleteAgent, ({ device, agent_id }) => identities.revokeAgent(device, agent_id)),
+    handleOnce(ep.deleteAgent, ({ device, agent_id }) => identities.revokeAgent(device, agent_id)),
     handle(ep.authenticateAgent, ({ api_key }) => identities.authenticateAgent(api_key)),
     handle(ep.authenticateDevice, ({ device_id }) => identities.authenticateDevice(device_id)),
   ];

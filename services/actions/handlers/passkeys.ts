@@ -1,4 +1,4 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
@@ -7,10 +7,10 @@ export function passkeyHandlers(uc: UseCases): BoundHandler[] {
   const { passkeys } = uc;
   return [
     handle(ep.passkeyOptions, ({ device, relying_party }) => passkeys.options(device, relying_party)),
-    handle(ep.registerPasskey, ({ device, relying_party, registration }, ctx) =>
+    handleOnce(ep.registerPasskey, ({ device, relying_party, registration }, ctx) =>
       passkeys.register(device, relying_party, registration, ctx),
     ),
     handle(ep.listPasskeys, ({ device }) => passkeys.list(device)),
-    handle(ep.deletePasskey, ({ device, passkey_id }) => passkeys.remove(device, passkey_id)),
+    handleOnce(ep.deletePasskey, ({ device, passkey_id }) => passkeys.remove(device, passkey_id)),
   ];
 }

@@ -105,6 +105,7 @@ export function createIdempotentCreation(deps: Deps) {
   ): Promise<CreateOutcome> => {
     const bodyHash = hash('sha256', JSON.stringify(action), 'hex');
     const giveUpAt = Date.now() + waitMs;
+    let takenOver = false;
     for (;;) {
       const claim = await idempotency.claim({
         agentId: agent.agent_id,
@@ -118,6 +119,12 @@ export function createIdempotentCreation(deps: Deps) {
       if (claim.kind === 'owner') {
         const outcome = await createAsKeyHolder({ agent, action, action_id: claim.actionId }, key, ctx);
         if (outcome) return outcome;
+      } else if (ctx.resent && !takenOver) {
+        // Sent again by the requester because the replica holding the key died or went silent: the key is taken over
+        // now, not when that holder's lease lapses (the claim's one action id still stores the request once).
+        takenOver = true;
+        await idempotency.release(agent.agent_id, key);
+        continue;
       } else if (Date.now() > giveUpAt) {
         throw errors.idempotencyKeyInProgress();
       }

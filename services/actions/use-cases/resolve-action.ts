@@ -24,6 +24,7 @@ import {
   verifyApprovalSignature,
 } from '../domain/device-signatures.js';
 import { toActionView } from '../domain/views.js';
+import { decidedAlreadyBy } from '../domain/earlier-decision.js';
 import { receiptDetail } from '../domain/new-action.js';
 import type { RequestRow } from '../domain/rows.js';
 import type { ActionsDeps } from './deps.js';
@@ -378,6 +379,59 @@ export function createResolution(deps: Deps) {
     return toActionView(updated, metadata.open(updated));
   };
 
+  type Decided = 'approved' | 'denied';
+
+  /** The request as it stands if it already stands as this device's `decision` (its approval under a quorum too). */
+  const decidedBefore = async (device: DevicePrincipal, id: string, decision: Decided) => {
+    const found = await requests.findForAccount(id, device.account_id);
+    if (!found) return undefined;
+    const mine =
+      decidedAlreadyBy(found, device.device_ref, decision) ||
+      (decision === 'approved' &&
+        found.status === 'pending' &&
+        (found.quorum_approvals ?? []).some((a) => a.device_id === device.device_ref));
+    return mine ? toActionView(found, metadata.open(found), metadata.openUpdatedInput(found)) : undefined;
+  };
+
+  /**
+   * A decision the gateway sent again (the replica it went to first died or went silent) may find that replica's
+   * decision made: it is answered with the request as it stands, not a 409 for its own earlier success. Any other
+   * refusal stands. Only a resend looks: a device deciding twice in two calls still gets its 409.
+   */
+  const orEarlierDecision = async (
+    device: DevicePrincipal,
+    id: string,
+    decision: Decided,
+    ctx: RequestContext,
+    err: unknown,
+  ): Promise<ActionView> => {
+    if (!ctx.resent || !isAppError(err) || err.status !== 409) throw err;
+    const view = await decidedBefore(device, id, decision);
+    if (!view) throw err;
+    ctx.log.info({ action_id: id }, 'decision sent again: answering the one already made');
+    return view;
+  };
+
+  /**
+   * A batch sent again whose every request already stands as this device's decision: answered as it stands, without
+   * checking its proof or TOTP code again (the first send used them up).
+   */
+  const batchDecidedBefore = async (
+    device: DevicePrincipal,
+    items: readonly BatchEntry[],
+    decision: Decided,
+    ctx: RequestContext,
+  ): Promise<BatchResults | undefined> => {
+    if (!ctx.resent) return undefined;
+    const results: BatchResult[] = [];
+    for (const item of items) {
+      const view = await decidedBefore(device, item.id, decision);
+      if (!view) return undefined;
+      results.push({ id: item.id, status: 200, action: view });
+    }
+    return { results };
+  };
+
   /**
    * Resolves each request of a batch on its own, in the order sent: a refusal of one (404, 409, 403 on its content
    * hash) is its result and the others still go through. Anything that is not a refusal (the database or the bus
@@ -386,11 +440,15 @@ export function createResolution(deps: Deps) {
   const eachOf = async (
     items: readonly BatchEntry[],
     work: (item: BatchEntry) => Promise<ActionView>,
+    settled: { device: DevicePrincipal; decision: Decided; ctx: RequestContext },
   ): Promise<BatchResults> => {
     const results: BatchResult[] = [];
     for (const item of items) {
       try {
-        results.push({ id: item.id, status: 200, action: await work(item) });
+        const action = await work(item).catch((err: unknown) =>
+          orEarlierDecision(settled.device, item.id, settled.decision, settled.ctx, err),
+        );
+        results.push({ id: item.id, status: 200, action });
       } catch (err) {
         if (!isAppError(err)) throw err;
         results.push({ id: item.id, status: err.status, code: err.code, detail: err.detail });
@@ -410,30 +468,42 @@ export function createResolution(deps: Deps) {
       : {}),
   });
 
+  const approveSingle = async (request: ApproveRequest, ctx: RequestContext): Promise<ActionView> => {
+    const { device } = request;
+    const row = await pendingRequest(device, request.id);
+    checkApproval(row, request);
+    inputEditOf(row, request);
+    const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
+    // Last of the checks, because accepting a TOTP code uses it up.
+    if (request.totp_code) await totp.accept(device.account_id, request.totp_code);
+    if (!request.grant) return approveOne(device, row, request, proof, ctx);
+    // "Allow similar": the grant is made once the approval stands, so the approval creating it is
+    // not counted against it; its id is fixed first so that the approval's audit entry names it.
+    const grantId = deps.grants.newGrantId();
+    const view = await approveOne(device, row, request, proof, ctx, { grant_id: grantId });
+    // Under a quorum, only the approval that approves the request makes the grant.
+    if (view.status === 'approved') await deps.grants.createFrom(device, row, request.grant, grantId, ctx);
+    return view;
+  };
+
+  const denySingle = async (request: DenyRequest, ctx: RequestContext): Promise<ActionView> => {
+    const { device } = request;
+    const row = await pendingRequest(device, request.id);
+    const proof = await checkDeviceProof(device, singleMessage(row, 'deny', request.proof), request.proof);
+    return denyChecked(device, row, request, proof, ctx);
+  };
+
   return {
-    async approve(request: ApproveRequest, ctx: RequestContext): Promise<ActionView> {
-      const { device } = request;
-      const row = await pendingRequest(device, request.id);
-      checkApproval(row, request);
-      inputEditOf(row, request);
-      const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
-      // Last of the checks, because accepting a TOTP code uses it up.
-      if (request.totp_code) await totp.accept(device.account_id, request.totp_code);
-      if (!request.grant) return approveOne(device, row, request, proof, ctx);
-      // "Allow similar": the grant is made once the approval stands, so the approval creating it is
-      // not counted against it; its id is fixed first so that the approval's audit entry names it.
-      const grantId = deps.grants.newGrantId();
-      const view = await approveOne(device, row, request, proof, ctx, { grant_id: grantId });
-      // Under a quorum, only the approval that approves the request makes the grant.
-      if (view.status === 'approved') await deps.grants.createFrom(device, row, request.grant, grantId, ctx);
-      return view;
+    approve(request: ApproveRequest, ctx: RequestContext): Promise<ActionView> {
+      return approveSingle(request, ctx).catch((err: unknown) =>
+        orEarlierDecision(request.device, request.id, 'approved', ctx, err),
+      );
     },
 
-    async deny(request: DenyRequest, ctx: RequestContext): Promise<ActionView> {
-      const { device } = request;
-      const row = await pendingRequest(device, request.id);
-      const proof = await checkDeviceProof(device, singleMessage(row, 'deny', request.proof), request.proof);
-      return denyChecked(device, row, request, proof, ctx);
+    deny(request: DenyRequest, ctx: RequestContext): Promise<ActionView> {
+      return denySingle(request, ctx).catch((err: unknown) =>
+        orEarlierDecision(request.device, request.id, 'denied', ctx, err),
+      );
     },
 
     /**
@@ -443,25 +513,37 @@ export function createResolution(deps: Deps) {
      */
     async approveMany(batch: BatchApproveRequest, ctx: RequestContext): Promise<BatchResults> {
       const { device } = batch;
+      const before = await batchDecidedBefore(device, batch.requests, 'approved', ctx);
+      if (before) return before;
       const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof);
       if (batch.totp_code) await totp.accept(device.account_id, batch.totp_code);
       const extra = batchDetail(proof, batch);
-      return eachOf(batch.requests, async (item) => {
-        const row = await pendingRequest(device, item.id);
-        checkApproval(row, item);
-        return approveOne(device, row, batch, proof, ctx, extra);
-      });
+      return eachOf(
+        batch.requests,
+        async (item) => {
+          const row = await pendingRequest(device, item.id);
+          checkApproval(row, item);
+          return approveOne(device, row, batch, proof, ctx, extra);
+        },
+        { device, decision: 'approved', ctx },
+      );
     },
 
     /** Denies several requests: one proof for the batch, each request denied on its own. */
     async denyMany(batch: BatchDenyRequest, ctx: RequestContext): Promise<BatchResults> {
       const { device } = batch;
+      const before = await batchDecidedBefore(device, batch.requests, 'denied', ctx);
+      if (before) return before;
       const proof = await checkDeviceProof(device, batchMessage('deny', batch), batch.proof);
       const extra = batchDetail(proof, batch);
-      return eachOf(batch.requests, async (item) => {
-        const row = await pendingRequest(device, item.id);
-        return denyChecked(device, row, batch, proof, ctx, extra);
-      });
+      return eachOf(
+        batch.requests,
+        async (item) => {
+          const row = await pendingRequest(device, item.id);
+          return denyChecked(device, row, batch, proof, ctx, extra);
+        },
+        { device, decision: 'denied', ctx },
+      );
     },
   };
 }

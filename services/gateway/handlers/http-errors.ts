@@ -3,6 +3,13 @@ import { AppError, errors, isAppError, isDatabaseUnavailable } from '@agent-auth
 import { noteRefusal } from './observability.js';
 import { MAX_JSON_DEPTH, tooDeepPath, unpairedSurrogatePath } from '@agent-auth/contracts';
 
+/**
+ * Seconds a client is told to wait before retrying a 503 or 504 (a dependency restarting, or an answer that did not
+ * come in time: a create retried with its key, or any other call, is safe): a restart of NATS or Postgres is over by
+ * then.
+ */
+const RETRY_AFTER_SECONDS = '1';
+
 /** Maps anything thrown while serving a request to one AppError: the single place errors become HTTP. */
 function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): AppError {
   if (isAppError(err)) return err;
@@ -82,6 +89,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     const mapped = toHttpError(err as Error, request.routeOptions?.bodyLimit ?? bodyLimit);
     if (mapped.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
     else noteRefusal(request, mapped.detail); // logged on the request's one access line
+    // A dependency restarting (a service without a replica, NATS, Postgres) is back within moments: say when to retry.
+    if ((mapped.status === 503 || mapped.status === 504) && !reply.hasHeader('retry-after'))
+      void reply.header('retry-after', RETRY_AFTER_SECONDS);
     return reply.status(mapped.status).send(mapped.toBody());
   });
 

@@ -27,7 +27,8 @@ export function readinessRoutes(app: FastifyInstance, bus: Bus): void {
   app.get('/readyz', async (request, reply) => {
     const probe = async ([name, endpoint]: [string, EndpointDef]) => {
       try {
-        await bus.request(endpoint, {}, { requestId: request.id, timeoutMs: TIMEOUT_MS });
+        // A service with no replica is reported at once, not waited for: a probe has its own short time-out.
+        await bus.request(endpoint, {}, { requestId: request.id, timeoutMs: TIMEOUT_MS, replicaWaitMs: 0 });
         return [name, 'ok'] as const;
       } catch (err) {
         return [name, `unavailable: ${(err as Error).message}`] as const;

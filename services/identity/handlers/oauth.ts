@@ -1,4 +1,4 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { identityEndpoints as ep } from '@agent-auth/contracts';
 import type { createAuthorizations } from '../use-cases/authorizations.js';
 import type { Clients } from '../use-cases/clients.js';
@@ -24,6 +24,6 @@ export function oauthHandlers(uc: OAuthUseCases): BoundHandler[] {
     handle(ep.revokeToken, (asked) => uc.tokens.revoke(asked)),
     handle(ep.authenticateToken, ({ access_token }) => uc.tokens.authenticate(access_token)),
     handle(ep.listConnections, ({ device }) => uc.connections.list(device)),
-    handle(ep.revokeConnection, ({ device, connection_id }) => uc.connections.revoke(device, connection_id)),
+    handleOnce(ep.revokeConnection, ({ device, connection_id }) => uc.connections.revoke(device, connection_id)),
   ];
 }

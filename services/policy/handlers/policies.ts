@@ -1,13 +1,13 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { policyLanguageEndpoints as ep } from '@agent-auth/contracts';
 import type { createPolicies } from '../use-cases/policies.js';
 
 /** The device's Cedar policies and account settings, and what a replay reads, on the bus. */
 export function policyLanguageHandlers(policies: ReturnType<typeof createPolicies>): BoundHandler[] {
   return [
-    handle(ep.createPolicy, (req, ctx) => policies.createPolicy(req, ctx)),
+    handleOnce(ep.createPolicy, (req, ctx) => policies.createPolicy(req, ctx)),
     handle(ep.listPolicies, ({ device }) => policies.listPolicies(device)),
-    handle(ep.deletePolicy, ({ device, policy_id }, ctx) => policies.deletePolicy(device, policy_id, ctx)),
+    handleOnce(ep.deletePolicy, ({ device, policy_id }, ctx) => policies.deletePolicy(device, policy_id, ctx)),
     handle(ep.policySchema, async () => policies.policySchema()),
     handle(ep.getSettings, ({ device }) => policies.getSettings(device)),
     handle(ep.setSettings, (req, ctx) => policies.setSettings(req, ctx)),

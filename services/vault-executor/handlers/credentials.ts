@@ -1,13 +1,13 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { vaultEndpoints as ep } from '@agent-auth/contracts';
 import type { createCredentials } from '../use-cases/credentials.js';
 
 /** The device's credential endpoints and the agent's list of services, on the bus. */
 export function credentialHandlers(credentials: ReturnType<typeof createCredentials>): BoundHandler[] {
   return [
-    handle(ep.createCredential, (credential, ctx) => credentials.create(credential, ctx)),
+    handleOnce(ep.createCredential, (credential, ctx) => credentials.create(credential, ctx)),
     handle(ep.listCredentials, ({ device }) => credentials.list(device)),
-    handle(ep.deleteCredential, ({ device, credential_id }, ctx) => credentials.remove(device, credential_id, ctx)),
+    handleOnce(ep.deleteCredential, ({ device, credential_id }, ctx) => credentials.remove(device, credential_id, ctx)),
     handle(ep.listServices, ({ agent }) => credentials.services(agent)),
   ];
 }
