@@ -73,6 +73,11 @@ export function createCalls(
   let counter = 0;
   const calls = new Map<string, Call>();
   let disconnectedAt = 0;
+  // How long replicas take to say their first word (answer or progress), averaged: when every replica is slow to
+  // read its messages (a loaded machine), waiting only the fixed BUS_FIRST_WORD_MS would take live replicas for dead
+  // and add resends to the load. The wait is the larger of the setting and four times this.
+  let firstWordAvgMs = 0;
+  const firstWordLimit = () => Math.max(timings.firstWordMs, 4 * firstWordAvgMs);
 
   const finish = (token: string, call: Call) => {
     calls.delete(token);
@@ -118,7 +123,7 @@ export function createCalls(
       const { service } = call.endpoint;
       return fail(token, call, unavailable ? errors.serviceUnavailable(service) : errors.serviceTimeout(service));
     }
-    const limit = call.heardAt ? timings.silenceMs : timings.firstWordMs;
+    const limit = call.heardAt ? timings.silenceMs : firstWordLimit();
     const quiet = now - (call.heardAt || call.sentAt);
     if (quiet < limit) return arm(token, call, Math.min(limit - quiet, call.deadline - now));
     if (call.sends + 1 >= timings.attempts) return arm(token, call, call.deadline - now); // the old time-out's floor
@@ -136,7 +141,7 @@ export function createCalls(
     } catch (err) {
       return fail(token, call, err);
     }
-    arm(token, call, Math.min(timings.firstWordMs, call.deadline - now));
+    arm(token, call, Math.min(firstWordLimit(), call.deadline - now));
   };
 
   /** No replica listens: one may be starting or reconnecting, so the request is sent again shortly, for a while. */
@@ -162,6 +167,9 @@ export function createCalls(
       const token = msg.subject.slice(inbox.length + 1);
       const call = calls.get(token);
       if (!call) return; // answered already, by another send
+      if (!call.heardAt && call.sentAt && !msg.headers?.code) {
+        firstWordAvgMs += (performance.now() - call.sentAt - firstWordAvgMs) / 16;
+      }
       if (msg.data.length > 0) {
         finish(token, call);
         return call.resolve(msg);
@@ -186,7 +194,7 @@ export function createCalls(
         if (!call.sentAt || call.sentAt <= since) {
           if (call.sentAt) call.resends++;
           resend(token, call, now);
-        } else arm(token, call, timings.firstWordMs);
+        } else arm(token, call, firstWordLimit());
       }
     },
     /** The connection is closed: what still waits is refused at once, not at its deadline. */
@@ -223,7 +231,7 @@ export function createCalls(
         } catch (err) {
           return fail(token, call, err);
         }
-        arm(token, call, Math.min(timings.firstWordMs, call.deadline - now));
+        arm(token, call, Math.min(firstWordLimit(), call.deadline - now));
       });
     },
   };
