@@ -20,8 +20,7 @@ import { z } from 'zod';
 import type { Authenticator } from '../adapters/auth.js';
 import type { RateLimitStore } from '../store/rate-limits.js';
 import { openIdConfiguration } from './ciba-metadata.js';
-import { noteRefusal } from './observability.js';
-import { type CibaGrant, clientCredentialsOf, oauthErrorOf, parseForm, parseWith } from './oauth.js';
+import { answerAsOAuth, type CibaGrant, clientCredentialsOf, NO_STORE, parseWith } from './oauth.js';
 import { publicOriginOf } from './public-origin.js';
 import { identityOf, type RateLimitSettings, spendBudget } from './rate-limit.js';
 
@@ -35,7 +34,6 @@ export interface CibaRouteDeps {
 
 /** A backchannel request is a few hundred bytes, up to 12 kB of authorization_details. */
 const CIBA_BODY_LIMIT = 32 * 1024;
-const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /**
  * The client of a CIBA request or grant: an agent, its agent id the client_id and its API key the client secret
@@ -128,25 +126,7 @@ export function cibaTokenGrant(deps: CibaRouteDeps): CibaGrant {
  */
 export async function cibaRoutes(app: FastifyInstance, deps: CibaRouteDeps): Promise<void> {
   await app.register(async (ciba) => {
-    ciba.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: CIBA_BODY_LIMIT },
-      (_request, body, done) => {
-        try {
-          done(null, parseForm(body as string));
-        } catch (err) {
-          done(err as Error, undefined);
-        }
-      },
-    );
-    ciba.setErrorHandler((err, request, reply) => {
-      const { status, ...body } = oauthErrorOf(err);
-      if (status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
-      else noteRefusal(request, body.error_description);
-      if (status === 401 && request.headers.authorization?.match(/^Basic\s/i))
-        void reply.header('www-authenticate', 'Basic realm="oauth"');
-      return reply.code(status).headers(NO_STORE).send(body);
-    });
+    answerAsOAuth(ciba, { bodyLimit: CIBA_BODY_LIMIT, headers: NO_STORE });
 
     ciba.get('/.well-known/openid-configuration', async (request, reply) =>
       reply

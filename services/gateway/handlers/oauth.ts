@@ -60,7 +60,7 @@ const OAUTH_CODES = new Set([
 ]);
 
 const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type' };
-const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /**
  * Any refusal as an OAuth error (RFC 6749 5.2): the RFCs' own codes as they are, the request's other faults as
@@ -129,6 +129,35 @@ const required = (value: string | undefined, name: string): string => {
 };
 
 /**
+ * Form bodies in (a parameter given twice refused) and every refusal out as an OAuth error `{error,
+ * error_description}` with `headers`, a Basic challenge on a 401 to Basic credentials: the OAuth and CIBA rooms alike.
+ */
+export function answerAsOAuth(
+  room: FastifyInstance,
+  options: { bodyLimit: number; headers: Record<string, string> },
+): void {
+  room.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: options.bodyLimit },
+    (_request, body, done) => {
+      try {
+        done(null, parseForm(body as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    },
+  );
+  room.setErrorHandler((err, request, reply) => {
+    const { status, ...body } = oauthErrorOf(err);
+    if (status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
+    else noteRefusal(request, body.error_description);
+    if (status === 401 && request.headers.authorization?.match(/^Basic\s/i))
+      void reply.header('www-authenticate', 'Basic realm="oauth"');
+    return reply.code(status).headers(options.headers).send(body);
+  });
+}
+
+/**
  * The OAuth 2.1 authorization server of /mcp and its metadata: `/.well-known/oauth-protected-resource[/mcp]`,
  * `/.well-known/oauth-authorization-server`, `/oauth/register`, `/oauth/authorize` (to the device app's consent
  * page), `/oauth/token` and `/oauth/revoke`. Errors answer `{"error", "error_description"}` as the RFCs say.
@@ -150,29 +179,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
   };
 
   await app.register(async (oauth) => {
-    oauth.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT },
-      (_request, body, done) => {
-        try {
-          done(null, parseForm(body as string));
-        } catch (err) {
-          done(err as Error, undefined);
-        }
-      },
-    );
-    oauth.setErrorHandler((err, request, reply) => {
-      const answer = oauthErrorOf(err);
-      if (answer.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
-      else noteRefusal(request, answer.error_description);
-      if (answer.status === 401 && request.headers.authorization?.match(/^Basic\s/i))
-        void reply.header('www-authenticate', 'Basic realm="oauth"');
-      const { status, ...body } = answer;
-      return reply
-        .code(status)
-        .headers({ ...NO_STORE, ...CORS })
-        .send(body);
-    });
+    answerAsOAuth(oauth, { bodyLimit: OAUTH_BODY_LIMIT, headers: { ...NO_STORE, ...CORS } });
     // Browser-based clients read the metadata and call the token endpoint across origins.
     oauth.addHook('onSend', async (request, reply) => {
       if (!request.url.startsWith('/oauth/authorize')) void reply.headers(CORS);
