@@ -14,6 +14,7 @@ import {
   noBrowser,
   screenshot,
   type AxeViolation,
+  signIn,
 } from '../harness/browser.js';
 
 // Approvals without fatigue in the device app, in a real browser (headless Chromium): several requests reviewed in
@@ -92,10 +93,7 @@ describe.skipIf(noBrowser)(
           automaticPresenceSimulation: true,
         },
       });
-      await p.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
-      await p.locator('#device-id').setTimeout(WAIT).fill(deviceId);
-      await p.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
-      await p.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      await signIn(p, { origin, deviceId: deviceId, timeoutMs: WAIT });
       return p;
     }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot } from '../harness/browser.js';
+import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn } from '../harness/browser.js';
 
 // An OpenID CIBA request in the device app, in a real browser (headless Chromium): the pending request shows the
 // binding message beside its title, and the Agents page shows each agent as a CIBA client whose ping endpoint the
@@ -59,10 +59,7 @@ describe.skipIf(noBrowser)(
       page = await browser.newPage();
       await page.setViewport(PHONE);
       page.on('pageerror', (e) => void problems.push(String(e)));
-      await page.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
-      await page.locator('#device-id').setTimeout(WAIT).fill(acct.device_id);
-      await page.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
-      await page.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
     }, 180_000);
 
     afterAll(async () => {

@@ -6,7 +6,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { MemoryOAuthProvider } from '../harness/oauth-client.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot } from '../harness/browser.js';
+import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn } from '../harness/browser.js';
 
 // Connecting an MCP client with OAuth through the device app, in a real browser (headless Chromium): the SDK client
 // sends the holder to /oauth/authorize, which opens the app's consent page; the holder allows it as a new agent and
@@ -48,10 +48,7 @@ describe.skipIf(noBrowser)(
         leftFor.push(request.url());
         void request.respond({ status: 200, contentType: 'text/plain', body: 'back in the client' });
       });
-      await page.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
-      await page.locator('#device-id').setTimeout(WAIT).fill(acct.device_id);
-      await page.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
-      await page.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
     }, 180_000);
 
     afterAll(async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser } from '../harness/browser.js';
+import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, signIn } from '../harness/browser.js';
 
 // The Rules view in a real browser (headless Chromium) on a phone-sized screen, against a real stack with a real
 // history: a rule with conditions built field by field and read back as a sentence, its replay over the last 30 days
@@ -86,10 +86,7 @@ describe.skipIf(noBrowser)(
       await page.setViewport(PHONE);
       page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
       page.on('pageerror', (e) => void problems.push(String(e)));
-      await page.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
-      await page.locator('#device-id').setTimeout(WAIT).fill(acct.device_id);
-      await page.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
-      await page.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
     }, 180_000);
 
     afterAll(async () => {

@@ -6,7 +6,7 @@ import { buildActionRequest } from '../../libs/mcp-server/gate/action-request.js
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, type AxeViolation } from '../harness/browser.js';
+import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, type AxeViolation, signIn } from '../harness/browser.js';
 
 // Coding agents' tool calls in the device app, in a real browser (headless Chromium) on a phone-sized screen: real
 // hook calls (POST /hooks/claude-code and /hooks/codex, held until the holder answers) against a real stack, and
@@ -178,10 +178,7 @@ describe.skipIf(noBrowser)(
     });
 
     it('signs in and sets up a passkey, which every answer below is then confirmed with', async () => {
-      await page.goto(`${origin}/app/`, { waitUntil: 'networkidle2' });
-      await page.locator('#device-id').setTimeout(WAIT).fill(acct.device_id);
-      await page.locator('#sign-in-form button[type=submit]').setTimeout(WAIT).click();
-      await page.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
+      await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
       await page.goto(`${origin}/app/#/device`, { waitUntil: 'networkidle2' });
       await page.waitForFunction(() => document.getElementById('passkey-state')!.textContent !== '', {
         timeout: WAIT,

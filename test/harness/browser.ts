@@ -95,3 +95,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 export const PHONE = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 export const DESKTOP = { width: 1280, height: 860, deviceScaleFactor: 1 };
+
+/** Opens the device app at `origin` and signs in with the device id, waiting until its tabs show. */
+export async function signIn(page: Page, options: { origin: string; deviceId: string; timeoutMs: number }) {
+  await page.goto(`${options.origin}/app/`, { waitUntil: 'networkidle2' });
+  await page.locator('#device-id').setTimeout(options.timeoutMs).fill(options.deviceId);
+  await page.locator('#sign-in-form button[type=submit]').setTimeout(options.timeoutMs).click();
+  await page.waitForSelector('#tabs:not([hidden])', { timeout: options.timeoutMs });
+}
