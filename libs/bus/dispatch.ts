@@ -57,6 +57,8 @@ class RequestLog implements RequestLogger {
 export interface CallOf {
   callId: string;
   resent: boolean;
+  /** The call's key, for a confidential endpoint (RequestContext.callKey). */
+  callKey?: string;
 }
 
 function contextOf(
@@ -70,6 +72,7 @@ function contextOf(
   if (call) {
     ctx.callId = call.callId;
     ctx.resent = call.resent;
+    if (call.callKey) ctx.callKey = call.callKey;
   }
   return ctx;
 }

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { defineEndpoint, type ReplyEnvelope, subjectOf } from '@agent-auth/contracts';
+import { confidential, defineEndpoint, type ReplyEnvelope, subjectOf } from '@agent-auth/contracts';
 import { AppError } from '@agent-auth/errors';
 import { createLogger } from '@agent-auth/logging';
+import { metricsText } from '@agent-auth/metrics';
 import { type Bus, type CallOutcomeStore, connectNatsBus, handle, handleOnce, onceByCall } from './index.js';
 
 const log = createLogger({ service: 'failover-test', level: 'silent' });
@@ -15,6 +16,14 @@ const work = defineEndpoint(
   z.object({ resent: z.boolean(), callId: z.string() }),
 );
 const { natsUrl } = inject('infra');
+
+/** How many requests of failtest.work this process sent again for `reason`, as /metrics shows it. */
+async function resends(reason: string): Promise<number> {
+  const line = (await metricsText())
+    .split('\n')
+    .find((l) => l.startsWith(`agent_auth_bus_resends_total{subject="failtest.work",reason="${reason}"}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
 
 describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
   const open: Array<{ close(): Promise<void> }> = [];
@@ -58,6 +67,7 @@ describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
     await doomed.flush();
     const requester = await bus(prefix);
     const seen: Array<{ resent: boolean }> = [];
+    const silentBefore = await resends('silent');
     const started = performance.now();
     const answer = requester.request(work, { ms: 0 });
     await expect.poll(() => taken.length).toBe(1);
@@ -67,6 +77,45 @@ describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
     // The same call, sent again: the replica that serves it can tell.
     expect(result).toEqual({ resent: true, callId: taken[0] });
     expect(seen).toEqual([{ resent: true }]);
+    // Counted where an operator sees failovers: by subject, and why it was sent again.
+    expect(await resends('silent')).toBe(silentBefore + 1);
+  });
+
+  it("gives a confidential endpoint's call a key of its own, the same on its resend, and no other call one", async () => {
+    const prefix = `fo${randomBytes(4).toString('hex')}`;
+    const minted = confidential(defineEndpoint('failtest', 'mint', z.object({}), z.object({ key: z.string() })));
+    const doomed = await connect({ servers: natsUrl! });
+    const sentKeys: string[] = [];
+    doomed.subscribe(subjectOf(prefix, minted), {
+      queue: 'failtest',
+      callback: (_err, msg) => {
+        sentKeys.push(msg.headers?.get('x-call-key') ?? '');
+        void doomed.close();
+      },
+    });
+    await doomed.flush();
+    const requester = await bus(prefix);
+    const answer = requester.request(minted, {});
+    await expect.poll(() => sentKeys.length).toBe(1);
+    const seen: Array<string | undefined> = [];
+    await (await bus(prefix)).serve({
+      name: 'failtest',
+      version: '0.0.1',
+      description: 'test',
+      concurrency: 8,
+      log,
+      handlers: [
+        handle(minted, async (_req, ctx) => ({ key: ctx.callKey ?? '' })),
+        handle(work, async (_req, ctx) => {
+          seen.push(ctx.callKey);
+          return { resent: false, callId: ctx.callId ?? '' };
+        }),
+      ],
+    });
+    expect(sentKeys[0]).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(await answer).toEqual({ key: sentKeys[0] });
+    await requester.request(work, { ms: 0 });
+    expect(seen).toEqual([undefined]);
   });
 
   it('waits for a replica that works long and says so, without sending the request again', async () => {
@@ -81,10 +130,12 @@ describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
   it('waits briefly for a replica to appear when none listens, then answers', async () => {
     const prefix = `fo${randomBytes(4).toString('hex')}`;
     const requester = await bus(prefix);
+    const before = await resends('no_responders');
     const answer = requester.request(work, { ms: 0 });
     await new Promise((r) => setTimeout(r, 300));
     await serveWork(await bus(prefix), []);
     await expect(answer).resolves.toMatchObject({ callId: expect.any(String) });
+    expect(await resends('no_responders')).toBeGreaterThan(before);
   });
 
   it('answers 503 at once to a probe when no replica listens', async () => {

@@ -10,7 +10,15 @@ import { EncodedJson } from './encoded-json.js';
 import { recordBusHandled } from '@agent-auth/metrics';
 import { timedRequest } from './request-metrics.js';
 import { createJetStreamActionEvents } from './jetstream-action-events.js';
-import { CALL_ID, type CallTimings, createCalls, defaultCallTimings, REQUEST_ID, RESENT } from './nats-calls.js';
+import {
+  CALL_ID,
+  CALL_KEY,
+  type CallTimings,
+  createCalls,
+  defaultCallTimings,
+  REQUEST_ID,
+  RESENT,
+} from './nats-calls.js';
 import { createProgress } from './progress.js';
 
 /** How a process's NATS connection comes back after a restart, and how its requests ride one out. */
@@ -134,7 +142,11 @@ export async function connectNatsBus(options: {
                   parseMessage(msg.string()),
                   msg.headers?.get(REQUEST_ID) || undefined,
                   spec.log,
-                  callId && { callId, resent: msg.headers?.has(RESENT) === true },
+                  callId && {
+                    callId,
+                    resent: msg.headers?.has(RESENT) === true,
+                    callKey: msg.headers?.get(CALL_KEY) || undefined,
+                  },
                 );
                 // Timed here, not in dispatch: in one process (the in-process bus) the sender's timing is the same
                 // span, and recording it twice would only add to every request's cost.

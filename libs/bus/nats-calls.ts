@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { createInbox, headers, type Msg, type NatsConnection, nuid } from '@nats-io/transport-node';
 import { type EndpointDef, subjectOf } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
+import { type BusResendReason, recordBusResend } from '@agent-auth/metrics';
 import type { Logger } from 'pino';
 import type { RequestOptions } from './types.js';
 
@@ -8,6 +10,11 @@ import type { RequestOptions } from './types.js';
 export const REQUEST_ID = 'x-request-id';
 export const CALL_ID = 'x-call-id';
 export const RESENT = 'x-resent';
+/**
+ * The key of a call of a confidential endpoint (EndpointDef.confidential), the same on every send: a serving side
+ * that keeps the call's outcome for a resend keeps it sealed with it. Never logged, never stored.
+ */
+export const CALL_KEY = 'x-call-key';
 
 /** How a requester tells a dead or silent replica from a busy one, and how long it waits for one to appear. */
 export interface CallTimings {
@@ -38,6 +45,8 @@ interface Call {
   reply: string;
   requestId: string | undefined;
   callId: string;
+  /** The call's key (CALL_KEY), for a confidential endpoint only. */
+  key: string | undefined;
   /** Sends after a dead replica (a resend after a reconnect or to a replica that appeared is not counted). */
   sends: number;
   resends: number;
@@ -88,6 +97,7 @@ export function createCalls(
     const h = headers();
     if (call.requestId) h.set(REQUEST_ID, call.requestId);
     h.set(CALL_ID, call.callId);
+    if (call.key) h.set(CALL_KEY, call.key);
     if (call.sends + call.resends > 0) h.set(RESENT, String(call.sends + call.resends));
     call.sentAt = now;
     call.heardAt = 0;
@@ -100,6 +110,10 @@ export function createCalls(
     // because this process was busy does not take a replica for dead whose word is already waiting to be read.
     call.timer = setTimeout(() => setImmediate(() => check(token)), Math.max(1, ms));
   };
+
+  /** A send again, counted by why (the warning line of a dead replica is written where it is decided). */
+  const counted = (call: Call, reason: BusResendReason) =>
+    recordBusResend(`${call.endpoint.service}.${call.endpoint.name}`, reason);
 
   const fail = (token: string, call: Call, err: unknown) => {
     finish(token, call);
@@ -132,6 +146,7 @@ export function createCalls(
       { subject: call.subject, reqId: call.requestId, send: call.sends + 1 },
       'no word from the replica; sending the request again',
     );
+    counted(call, 'silent');
     resend(token, call, now);
   };
 
@@ -157,6 +172,7 @@ export function createCalls(
     call.timer = setTimeout(() => {
       if (!calls.has(token)) return;
       call.resends++;
+      counted(call, 'no_responders');
       resend(token, call, performance.now());
     }, pause);
   };
@@ -192,7 +208,10 @@ export function createCalls(
       const now = performance.now();
       for (const [token, call] of calls) {
         if (!call.sentAt || call.sentAt <= since) {
-          if (call.sentAt) call.resends++;
+          if (call.sentAt) {
+            call.resends++;
+            counted(call, 'reconnect');
+          }
           resend(token, call, now);
         } else arm(token, call, firstWordLimit());
       }
@@ -212,6 +231,7 @@ export function createCalls(
           reply: `${inbox}.${token}`,
           requestId: opts.requestId,
           callId: `${callBase}.${token}`,
+          key: endpoint.confidential ? randomBytes(32).toString('base64') : undefined,
           sends: 0,
           resends: 0,
           sentAt: 0,

@@ -17,6 +17,11 @@ export interface RequestContext {
   callId?: string;
   /** True when the requester sent this call before (to a replica it took for dead, or before a reconnect). */
   resent?: boolean;
+  /**
+   * The requester's key of a call of a confidential endpoint, the same on every send: what the outcome kept for a
+   * resend is sealed with (once.ts). Never logged, never stored.
+   */
+  callKey?: string;
 }
 
 /** Serves one endpoint: its answer as an object of the contract's type, or already encoded from one. */

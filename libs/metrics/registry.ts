@@ -31,6 +31,14 @@ const busHandledDuration = new Histogram({
   buckets: LATENCY_BUCKETS,
   registers: [registry],
 });
+const busResends = new Counter({
+  name: 'agent_auth_bus_resends_total',
+  help:
+    'Bus requests this process sent again, by subject (service.endpoint) and reason (silent: a replica taken for ' +
+    'dead; no_responders: no replica listened; reconnect: sent before its connection to NATS was lost)',
+  labelNames: ['subject', 'reason'] as const,
+  registers: [registry],
+});
 const decisions = new Counter({
   name: 'agent_auth_decisions_total',
   help: 'Decisions on action requests by outcome (approved, denied, pending, expired) and by whom (policy, device, expiry)',
@@ -128,6 +136,14 @@ export function recordBusRequest(subject: string, outcome: string, seconds: numb
 /** Records one bus request served by this process; outcome is 'ok' or the error's HTTP status. */
 export function recordBusHandled(subject: string, outcome: string, seconds: number): void {
   if (enabled) busHandledChild(subject, outcome).observe(seconds);
+}
+
+/** Why a bus request was sent again: its replica went silent, no replica listened, or NATS reconnected. */
+export type BusResendReason = 'silent' | 'no_responders' | 'reconnect';
+
+/** Counts one bus request sent again by this process (a failover: rare, so no child cache). */
+export function recordBusResend(subject: string, reason: BusResendReason): void {
+  if (enabled) busResends.inc({ subject, reason });
 }
 
 /** Counts decisions on requests: at creation by the policy, by a device, by expiry. */

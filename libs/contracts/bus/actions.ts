@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ById, defineEndpoint, Empty, ErrorReply } from './envelope.js';
+import { ById, confidential, defineEndpoint, Empty, ErrorReply } from './envelope.js';
 import {
   ActionList,
   ActionView,
@@ -410,9 +410,9 @@ export const actionsEndpoints = {
   ),
   // v2 (identities, account, list, passkey registration, audit page): messages of their own; v1 carried the HTTP
   // bodies and queries.
-  createAccount: defineEndpoint('actions', 'create_account', NewAccount, AccountCreated, 2),
-  createDevice: defineEndpoint('actions', 'create_device', AddDeviceRequest, DeviceCreated, 2),
-  createAgent: defineEndpoint('actions', 'create_agent', NewAgent, AgentCreated, 2),
+  createAccount: confidential(defineEndpoint('actions', 'create_account', NewAccount, AccountCreated, 2)),
+  createDevice: confidential(defineEndpoint('actions', 'create_device', AddDeviceRequest, DeviceCreated, 2)),
+  createAgent: confidential(defineEndpoint('actions', 'create_agent', NewAgent, AgentCreated, 2)),
   listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
   deleteAgent: defineEndpoint(
     'actions',
@@ -421,7 +421,9 @@ export const actionsEndpoints = {
     Deleted,
   ),
   setPublicKey: defineEndpoint('actions', 'set_public_key', SetPublicKeyRequest, PublicKeySet, 2),
-  enrollTotp: defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
+  enrollTotp: confidential(
+    defineEndpoint('actions', 'enroll_totp', z.object({ device: DevicePrincipal }), TotpEnrolled),
+  ),
   getAccount: defineEndpoint('actions', 'get_account', z.object({ device: DevicePrincipal }), AccountView),
   setPlan: defineEndpoint('actions', 'set_plan', SetPlanRequest, AccountView, 2),
   // v2: the request is a NewAction of its own (v1 carried the HTTP body).
@@ -446,8 +448,8 @@ export const actionsEndpoints = {
   approve: defineEndpoint('actions', 'approve', ApproveRequest, ActionView, 2),
   deny: defineEndpoint('actions', 'deny', DenyRequest, ActionView, 2),
   // Batches: one proof for all, each request resolved on its own.
-  approveMany: defineEndpoint('actions', 'approve_many', BatchApproveRequest, BatchResults, 2),
-  denyMany: defineEndpoint('actions', 'deny_many', BatchDenyRequest, BatchResults, 2),
+  approveMany: confidential(defineEndpoint('actions', 'approve_many', BatchApproveRequest, BatchResults, 2)),
+  denyMany: confidential(defineEndpoint('actions', 'deny_many', BatchDenyRequest, BatchResults, 2)),
   // Revoking a standing grant here, so that its audit entry joins the trail of the request it came from.
   revokeGrant: defineEndpoint(
     'actions',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ById, defineEndpoint } from './envelope.js';
+import { ById, confidential, defineEndpoint } from './envelope.js';
 import { AgentPrincipal, DevicePrincipal, NewAction } from './actions.js';
 import {
   type AgentActionDetail,
@@ -79,8 +79,8 @@ export type CibaPing = z.infer<typeof CibaPing>;
 
 /** The actions service's CIBA messages. */
 export const cibaEndpoints = {
-  authorize: defineEndpoint('actions', 'ciba_authorize', NewCibaRequest, BackchannelAuthenticationAnswer),
-  token: defineEndpoint('actions', 'ciba_token', CibaTokenRequest, CibaTokenAnswer),
+  authorize: confidential(defineEndpoint('actions', 'ciba_authorize', NewCibaRequest, BackchannelAuthenticationAnswer)),
+  token: confidential(defineEndpoint('actions', 'ciba_token', CibaTokenRequest, CibaTokenAnswer)),
   getClient: defineEndpoint(
     'actions',
     'get_ciba_client',

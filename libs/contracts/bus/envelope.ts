@@ -14,6 +14,12 @@ export interface EndpointDef<Req extends z.ZodType = z.ZodType, Res extends z.Zo
   readonly version: number;
   readonly request: Req;
   readonly response: Res;
+  /**
+   * Its answer is confidential (a credential, a token, a TOTP secret, an upstream's response, a request's metadata):
+   * the requester sends a key of its own with every send of a call, and a serving side that keeps the outcome for a
+   * resend keeps it sealed with that key, which is never stored.
+   */
+  readonly confidential?: boolean;
 }
 
 /** Declares an endpoint of a service's message catalog. */
@@ -25,6 +31,11 @@ export function defineEndpoint<Req extends z.ZodType, Res extends z.ZodType>(
   version = 1,
 ): EndpointDef<Req, Res> {
   return { service, name, request, response, version };
+}
+
+/** The same endpoint, its answer confidential (EndpointDef.confidential). */
+export function confidential<E extends EndpointDef>(endpoint: E): E {
+  return { ...endpoint, confidential: true };
 }
 
 /** The NATS subject an endpoint listens on, under a deployment's subject prefix. */

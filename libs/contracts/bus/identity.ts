@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ConsentBody, RegistrationBody } from '../http/oauth.js';
 import { Deleted } from '../http/actions.js';
 import { DevicePrincipal } from './actions.js';
-import { ById, defineEndpoint, Empty } from './envelope.js';
+import { ById, confidential, defineEndpoint, Empty } from './envelope.js';
 
 // The identity service's messages: OAuth clients, the holder's consent, codes and tokens (docs/architecture.md).
 
@@ -192,7 +192,7 @@ export const ConnectionList = z.object({ connections: z.array(ConnectionView) })
 
 export const identityEndpoints = {
   health: defineEndpoint('identity', 'health', Empty, z.object({ ok: z.literal(true) })),
-  registerClient: defineEndpoint('identity', 'register_client', ClientRegistration, RegisteredClient),
+  registerClient: confidential(defineEndpoint('identity', 'register_client', ClientRegistration, RegisteredClient)),
   startAuthorization: defineEndpoint('identity', 'start_authorization', AuthorizationAsked, AuthorizationStarted),
   viewAuthorization: defineEndpoint(
     'identity',
@@ -200,9 +200,9 @@ export const identityEndpoints = {
     z.object({ device: DevicePrincipal, request_id: ById }),
     AuthorizationView,
   ),
-  decideAuthorization: defineEndpoint('identity', 'decide_authorization', ConsentDecision, ConsentGiven),
-  exchangeCode: defineEndpoint('identity', 'exchange_code', CodeExchange, TokenSet),
-  refreshTokens: defineEndpoint('identity', 'refresh_tokens', TokenRefresh, TokenSet),
+  decideAuthorization: confidential(defineEndpoint('identity', 'decide_authorization', ConsentDecision, ConsentGiven)),
+  exchangeCode: confidential(defineEndpoint('identity', 'exchange_code', CodeExchange, TokenSet)),
+  refreshTokens: confidential(defineEndpoint('identity', 'refresh_tokens', TokenRefresh, TokenSet)),
   revokeToken: defineEndpoint('identity', 'revoke_token', TokenRevocation, z.object({ revoked: z.boolean() })),
   authenticateToken: defineEndpoint(
     'identity',

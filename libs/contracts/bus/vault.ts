@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ById, defineEndpoint, Empty } from './envelope.js';
+import { ById, confidential, defineEndpoint, Empty } from './envelope.js';
 import { AgentPrincipal, DevicePrincipal } from './actions.js';
 import { Deleted } from '../http/actions.js';
 import {
@@ -53,10 +53,7 @@ export const vaultEndpoints = {
     Deleted,
   ),
   listServices: defineEndpoint('vault', 'list_services', z.object({ agent: AgentPrincipal }), VaultServiceList),
-  execute: defineEndpoint(
-    'vault',
-    'execute',
-    z.object({ agent: AgentPrincipal, request_id: ById }),
-    VaultExecutionResult,
+  execute: confidential(
+    defineEndpoint('vault', 'execute', z.object({ agent: AgentPrincipal, request_id: ById }), VaultExecutionResult),
   ),
 } as const;
