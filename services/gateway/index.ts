@@ -21,10 +21,11 @@ import { createWaitRegistry } from './use-cases/held-waits.js';
 import { DEVICE_APP_PATH, deviceAppRoutes } from './handlers/device-app.js';
 import { openApiCatalog } from './handlers/openapi.js';
 import { readinessRoutes } from './handlers/readiness.js';
-import { installRequestObservation, metricsRoutes } from './handlers/observability.js';
+import { inProcessCallObserver, installRequestObservation, metricsRoutes } from './handlers/observability.js';
 import { apiReferenceRoutes } from './handlers/api-reference.js';
 import { auditRoutes, jwksRoute } from './handlers/audit.js';
-import { createInProcessApi } from './adapters/in-process-api.js';
+import { createInProcessApi } from './handlers/in-process-api.js';
+import { createInProcessRoutes } from './handlers/in-process-routes.js';
 import { mcpRoutes } from './handlers/mcp.js';
 import { createMcpCalls } from './use-cases/mcp-calls.js';
 import { oauthRoutes } from './handlers/oauth.js';
@@ -89,7 +90,12 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
   app.addHook('onClose', async () => auth.close());
   const limiter = await rateLimiter(deps);
   // The MCP tools call this process's own API for the agent their request authenticated, without a socket.
-  const inProcess = createInProcessApi(app, { prefix: API_PREFIX });
+  const inProcessRoutes = createInProcessRoutes(app, {
+    bodyLimit: BODY_LIMIT,
+    log: app.log,
+    observe: inProcessCallObserver(app.log, { logRequests: deps.config.LOG_REQUESTS }),
+  });
+  const inProcess = createInProcessApi(app, { prefix: API_PREFIX, routes: inProcessRoutes });
   installAdmission(app, { prefix: API_PREFIX, authenticator: auth, limiter, settings: deps.config, inProcess });
   if (limiter) {
     const windowMs = deps.config.RATE_LIMIT_WINDOW_SECONDS * 1000;

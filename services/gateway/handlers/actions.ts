@@ -87,7 +87,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
       },
     },
     response: ActionView,
-    handler: async ({ principal, body, requestId, headers, reply }) => {
+    handler: async ({ principal, body, requestId, headers, setHeader }) => {
       const idempotencyKey = idempotencyKeyOf(headers);
       const created = await createAction(bus, {
         agent: principal,
@@ -95,7 +95,7 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
         idempotencyKey,
         requestId,
       });
-      if (created.replayed) reply.header('idempotent-replayed', 'true');
+      if (created.replayed) setHeader('idempotent-replayed', 'true');
       if ('error' in created) throw new AppError(created.error.status, created.error.code, created.error.detail);
       return created.action;
     },
@@ -128,10 +128,10 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     params: RequestParams,
     query: GetActionQuery,
     response: ep.get.response,
-    handler: ({ principal, params, query, requestId, onClientGone, request }) => {
+    handler: ({ principal, params, query, requestId, onClientGone, method }) => {
       const read = () => bus.request(ep.get, { agent: principal, id: params.request_id }, { requestId });
       // A HEAD is not held: its headers are those of the request as it is now.
-      if (query.wait === undefined || request.method === 'HEAD') return read();
+      if (query.wait === undefined || method === 'HEAD') return read();
       return holdWhilePending({
         registry: waits,
         requestId: params.request_id,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { hookClients, HookInput, HookQuery, MAX_HOOK_BODY_BYTES, MAX_TOOL_INPUT_BYTES } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import type { Bus } from '@agent-auth/bus';
-import { addRoute } from './route.js';
+import { addRoute, NO_CONTENT } from './route.js';
 import type { WaitRegistry } from '../use-cases/held-waits.js';
 import { createHookCalls } from '../use-cases/hook-calls.js';
 
@@ -37,12 +37,12 @@ export function hookRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry):
       body: HookInput,
       bodyLimit: MAX_HOOK_BODY_BYTES,
       response: HookOutput,
-      handler: async ({ principal, query, body, requestId, onClientGone, reply }) => {
+      handler: async ({ principal, query, body, requestId, onClientGone }) => {
         if (Buffer.byteLength(JSON.stringify(body.tool_input)) > MAX_TOOL_INPUT_BYTES)
           throw errors.toolInputTooLarge(MAX_TOOL_INPUT_BYTES);
         const answer = await answerHookCall({ client, agent: principal, input: body, query, requestId, onClientGone });
         // No output at all is how Codex is told "no objection" (its curl command then prints nothing).
-        if (answer === null) return reply.code(204).send();
+        if (answer === null) return NO_CONTENT;
         return answer;
       },
     });

@@ -8,10 +8,10 @@ import { MAX_JSON_DEPTH, tooDeepPath, unpairedSurrogatePath } from '@agent-auth/
  * come in time: a create retried with its key, or any other call, is safe): a restart of NATS or Postgres is over by
  * then.
  */
-const RETRY_AFTER_SECONDS = '1';
+export const RETRY_AFTER_SECONDS = '1';
 
 /** Maps anything thrown while serving a request to one AppError: the single place errors become HTTP. */
-function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): AppError {
+export function toHttpError(err: FastifyError | AppError | Error, bodyLimit: number): AppError {
   if (isAppError(err)) return err;
   switch ((err as FastifyError).code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -57,31 +57,38 @@ export const frameworkErrorOptions = {
   },
 };
 
+/**
+ * A JSON body as the API takes it: empty is no body; malformed JSON, nesting deeper than the limit and unpaired
+ * surrogates are refused (400) before anything recursive (validation, size checks, JSON.stringify) touches it.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw errors.malformedJson((e as Error).message);
+  }
+  const deep = tooDeepPath(parsed);
+  if (deep !== null) throw errors.nestedTooDeeply(deep || 'body', MAX_JSON_DEPTH);
+  const unpaired = unpairedSurrogatePath(text, parsed);
+  if (unpaired !== null)
+    throw errors.malformedJson(
+      `${unpaired} holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its other half), which is not Unicode text`,
+    );
+  return parsed;
+}
+
 /** Installs the JSON parser, the error mapper and the 404/405 answers, so every error body is {"code", "detail"}. */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   // JSON only: any other content type is a 415, not silently parsed as text.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch (e) {
-      return done(errors.malformedJson((e as Error).message), undefined);
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as AppError, undefined);
     }
-    // Before anything recursive (validation, size checks, JSON.stringify) touches it.
-    const deep = tooDeepPath(parsed);
-    if (deep !== null) return done(errors.nestedTooDeeply(deep || 'body', MAX_JSON_DEPTH), undefined);
-    const unpaired = unpairedSurrogatePath(text, parsed);
-    if (unpaired !== null)
-      return done(
-        errors.malformedJson(
-          `${unpaired} holds an unpaired UTF-16 surrogate (a \\uD800-\\uDFFF escape without its other half), which is not Unicode text`,
-        ),
-        undefined,
-      );
-    done(null, parsed);
   });
 
   app.setErrorHandler((err, request, reply) => {

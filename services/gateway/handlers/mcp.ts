@@ -11,7 +11,7 @@ import {
   serveMcpExchange,
 } from '@agent-auth/mcp-server';
 import type { Authenticator } from '../adapters/auth.js';
-import type { InProcessApi } from '../adapters/in-process-api.js';
+import type { InProcessApi } from './in-process-api.js';
 import type { RateLimitStore } from '../store/rate-limits.js';
 import type { McpCalls } from '../use-cases/mcp-calls.js';
 import { mcpResourceOf, publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { InProcessAnswered } from './in-process-routes.js';
 import {
   configureMetrics,
   METRICS_CONTENT_TYPE,
@@ -44,6 +45,18 @@ export function installRequestObservation(
       request.log.info({ reqId: request.id, status: reply.statusCode, detail }, 'request refused');
     }
   });
+}
+
+/**
+ * The access line of a call the MCP tools made of the API in process (when LOG_REQUESTS is on): the outer /mcp
+ * request has its own line and metrics; this one says which route served the tool, how, and how long it held.
+ */
+export function inProcessCallObserver(
+  log: FastifyBaseLogger,
+  options: { logRequests: boolean },
+): ((call: InProcessAnswered) => void) | undefined {
+  if (!options.logRequests) return undefined;
+  return (call) => log.info({ ...call, in_process: true }, 'request');
 }
 
 /** GET /metrics: the Prometheus text of this process (every service's metrics in all-in-one mode). */

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeZodError, type AgentPrincipal, type DevicePrincipal } from '@agent-auth/contracts';
@@ -17,11 +17,31 @@ export interface RouteInput<A extends AuthKind, B, Q, P> {
   requestId: string;
   /** Registers a listener called if the client goes away before the answer. */
   onClientGone: (listener: () => void) => void;
-  /** The HTTP request itself, for what only the transport knows (the host and scheme it came in on). */
-  request: FastifyRequest;
+  /** The HTTP method the route was called with (a HEAD is served by the GET's handler). */
+  method: string;
+  /** Sets a header on the success answer. */
+  setHeader: (name: string, value: string) => void;
+  /**
+   * The HTTP request itself, for what only the transport knows (the host and scheme it came in on: a passkey's
+   * relying party). Agent routes do not get it: the MCP tools call them in process, with no HTTP request at all.
+   */
+  request: A extends 'agent' ? undefined : FastifyRequest;
   headers: IncomingHttpHeaders;
-  /** For a route that sets its own status or headers. */
-  reply: FastifyReply;
+}
+
+/** What a handler returns to answer 204 without a body (a hook that does not object, for Codex). */
+export const NO_CONTENT = Symbol('no content');
+
+/** A route's parts as they arrived, before validation: what either caller (HTTP or in process) hands to `runRoute`. */
+export type RouteCall<A extends AuthKind> = Omit<RouteInput<A, unknown, unknown, unknown>, 'principal'> & {
+  principal: PrincipalOf<A> | null;
+};
+
+/** A route that may be called in process for an already authenticated agent (the MCP tools), past fastify. */
+export interface InProcessRoute {
+  run(call: RouteCall<'agent'>): Promise<unknown>;
+  /** The largest body it takes, in bytes (undefined: the server's). */
+  bodyLimit?: number;
 }
 
 export interface RouteSpec<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
@@ -76,7 +96,33 @@ function knownIds(params: unknown): unknown {
   return params;
 }
 
-/** Declares one HTTP route: validate every part against its contract (the caller is already authenticated), run, answer 200 with JSON. */
+/**
+ * Serves one call of a route: validate every part against its contract (the caller is already authenticated), run
+ * the handler, shape its answer by the response contract. The same for a request over HTTP and a call in process.
+ */
+export async function runRoute<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
+  spec: RouteSpec<A, B, Q, P>,
+  call: RouteCall<A>,
+): Promise<unknown> {
+  const { principal } = call;
+  if (spec.auth !== 'none' && !principal) throw errors.notAuthenticated();
+  const rawBody = call.body === undefined && spec.bodyOptional ? {} : call.body;
+  const result = await spec.handler({
+    ...call,
+    principal: principal as PrincipalOf<A>,
+    body: parsePart(spec.body, rawBody, 'body'),
+    query: parsePart(spec.query, call.query, 'query'),
+    params: parsePart(spec.params, knownIds(call.params), 'path'),
+  });
+  if (result === NO_CONTENT || result instanceof EncodedJson) return result;
+  // Services' replies are trusted on the bus; what leaves the system is shaped by the contract once, here.
+  return spec.response ? shapeReply(`${spec.method} ${spec.url}`, spec.response, result) : result;
+}
+
+/**
+ * Declares one HTTP route, served by `runRoute`: 200 with JSON, or 204. An agent's route can also be called in process
+ * (its config's `inProcess`, found by in-process-routes.ts).
+ */
 export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
   app: FastifyInstance,
   spec: RouteSpec<A, B, Q, P>,
@@ -100,33 +146,37 @@ export function addRoute<A extends AuthKind, B extends z.ZodType, Q extends z.Zo
         response: spec.response,
         responseHeaders: spec.responseHeaders,
       },
+      ...(spec.auth === 'agent'
+        ? {
+            inProcess: {
+              run: (call) => runRoute(spec, call as RouteCall<A>),
+              bodyLimit: spec.bodyLimit,
+            } satisfies InProcessRoute,
+          }
+        : {}),
     },
     handler: async (request, reply) => {
-      const principal = request.principal as PrincipalOf<A>;
-      if (spec.auth !== 'none' && !principal) throw errors.notAuthenticated();
-      const rawBody = request.body === undefined && spec.bodyOptional ? {} : request.body;
-      const result = await spec.handler({
-        principal,
-        body: parsePart(spec.body, rawBody, 'body'),
-        query: parsePart(spec.query, request.query, 'query'),
-        params: parsePart(spec.params, knownIds(request.params), 'path'),
+      const result = await runRoute(spec, {
+        principal: request.principal as PrincipalOf<A> | null,
+        body: request.body,
+        query: request.query,
+        params: request.params,
         requestId: request.id,
         onClientGone: (listener) => {
           reply.raw.once('close', () => {
             if (!reply.raw.writableFinished) listener();
           });
         },
-        request,
+        method: request.method,
+        setHeader: (name, value) => void reply.header(name, value),
+        request: (spec.auth === 'agent' ? undefined : request) as RouteInput<A, unknown, unknown, unknown>['request'],
         headers: request.headers,
-        reply,
       });
-      // A route that answered by itself (a status without a body) has nothing more to shape.
-      if (reply.sent) return reply;
+      if (result === NO_CONTENT) return reply.code(204).send();
       // A large list passed on unread was built field by field from its contract's types by the service that sent it
       // (a test checks its shape on every such route).
       if (result instanceof EncodedJson) return reply.type(JSON_TYPE).send(result.bytes);
-      // Services' replies are trusted on the bus; what leaves the system is shaped by the contract once, here.
-      return spec.response ? shapeReply(`${spec.method} ${spec.url}`, spec.response, result) : result;
+      return result;
     },
   });
 }

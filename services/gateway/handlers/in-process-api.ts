@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { AgentAuthClient } from '@agent-auth/client';
 import type { AgentPrincipal } from '@agent-auth/contracts';
+import type { InProcessRoutes } from './in-process-routes.js';
 
 /** The prefix of the handles that stand for an already authenticated agent inside this process. */
 const HANDLE_PREFIX = 'aai_';
@@ -35,34 +36,51 @@ function plainHeaders(init: RequestInit | undefined): Record<string, string> {
 
 /**
  * The gateway's own API called from inside the process, for the MCP tools: an AgentAuthClient whose `fetch` hands
- * each request to the app (fastify's inject, no socket), authenticated by a handle that stands for the agent the
- * outer request already authenticated. A handle lives in this process's memory only, for the outer request's life.
+ * each request to the agent's route in process (in-process-routes.ts), or to the app (fastify's inject, no socket)
+ * for anything else, authenticated by a handle that stands for the agent the outer request already authenticated.
+ * A handle lives in this process's memory only, for the outer request's life.
  */
-export function createInProcessApi(app: FastifyInstance, options: { prefix: string }) {
+export function createInProcessApi(app: FastifyInstance, options: { prefix: string; routes: InProcessRoutes }) {
   const baseUrl = `${IN_PROCESS_ORIGIN}${options.prefix}`;
   const callers = new Map<string, AgentPrincipal>();
+  // A handle is this process's secret and a count: unguessable, and no random draw per request.
+  const secret = randomBytes(24).toString('base64url');
+  let issued = 0;
 
-  const inject = (requestId: string): typeof fetch =>
+  const inject = async (requestId: string, url: URL, init: RequestInit | undefined) => {
+    const res = await app.inject({
+      method: (init?.method ?? 'GET') as InjectOptions['method'],
+      url: url.pathname + url.search,
+      headers: { ...plainHeaders(init), 'x-request-id': requestId },
+      ...(typeof init?.body === 'string' ? { payload: init.body } : {}),
+      ...(init?.signal ? { signal: init.signal } : {}),
+    });
+    const body = NULL_BODY_STATUSES.has(res.statusCode) ? null : res.rawPayload;
+    return new Response(body, { status: res.statusCode, headers: fetchHeaders(res.headers) });
+  };
+
+  const fetchAs = (agent: AgentPrincipal, requestId: string): typeof fetch =>
     (async (input: string | URL | Request, init?: RequestInit) => {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-      const options: InjectOptions = {
-        method: (init?.method ?? 'GET') as InjectOptions['method'],
-        url: url.pathname + url.search,
-        headers: { ...plainHeaders(init), 'x-request-id': requestId },
-        ...(typeof init?.body === 'string' ? { payload: init.body } : {}),
-        ...(init?.signal ? { signal: init.signal } : {}),
-      };
-      const res = await app.inject(options);
-      const body = NULL_BODY_STATUSES.has(res.statusCode) ? null : res.rawPayload;
-      return new Response(body, { status: res.statusCode, headers: fetchHeaders(res.headers) });
+      const direct = await options.routes.serve({
+        method: init?.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        body: typeof init?.body === 'string' ? init.body : undefined,
+        headers: plainHeaders(init),
+        agent,
+        requestId,
+        signal: init?.signal ?? undefined,
+      });
+      return direct ?? inject(requestId, url, init);
     }) as typeof fetch;
 
   return {
     /** A client acting as `agent` through this process's API until `release` (call it when the outer request ends). */
     clientFor(agent: AgentPrincipal, requestId: string): { client: AgentAuthClient; release(): void } {
-      const handle = `${HANDLE_PREFIX}${randomBytes(24).toString('base64url')}`;
+      const handle = `${HANDLE_PREFIX}${secret}.${++issued}`;
       callers.set(handle, agent);
-      const client = new AgentAuthClient({ apiKey: handle, baseUrl, fetch: inject(requestId), maxRetries: 0 });
+      const client = new AgentAuthClient({ apiKey: handle, baseUrl, fetch: fetchAs(agent, requestId), maxRetries: 0 });
       return { client, release: () => callers.delete(handle) };
     },
     /** The agent a handle stands for; undefined for anything that is not a live handle of this process. */
