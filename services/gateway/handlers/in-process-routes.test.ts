@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { errors } from '@agent-auth/errors';
 import { installErrorHandling } from './http-errors.js';
-import { createInProcessRoutes, type InProcessAnswered, type InProcessCall } from './in-process-routes.js';
+import { createInProcessRoutes, type InProcessCall } from './in-process-routes.js';
+import type { InProcessAnswered } from './observability.js';
 import { addRoute, NO_CONTENT } from './route.js';
 
 const agent = { account_id: 'acc_1', agent_id: 'agt_1' };

@@ -3,6 +3,7 @@ import type { AgentPrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import { EncodedJson } from '@agent-auth/bus';
 import { parseJsonBody, RETRY_AFTER_SECONDS, toHttpError } from './http-errors.js';
+import type { InProcessAnswered } from './observability.js';
 import { type InProcessRoute, NO_CONTENT } from './route.js';
 
 /** One call the MCP tools make of the API, for the agent their own request authenticated. */
@@ -16,16 +17,6 @@ export interface InProcessCall {
   agent: AgentPrincipal;
   requestId: string;
   signal?: AbortSignal;
-}
-
-/** A call answered, for its access line: the route pattern, the status and how long it took. */
-export interface InProcessAnswered {
-  reqId: string;
-  method: string;
-  url: string;
-  route: string;
-  status: number;
-  ms: number;
 }
 
 interface Entry {

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import type { InProcessAnswered } from './in-process-routes.js';
 import {
   configureMetrics,
   METRICS_CONTENT_TYPE,
@@ -45,6 +44,16 @@ export function installRequestObservation(
       request.log.info({ reqId: request.id, status: reply.statusCode, detail }, 'request refused');
     }
   });
+}
+
+/** A call the MCP tools made in process, answered: the route pattern, the status and how long it took. */
+export interface InProcessAnswered {
+  reqId: string;
+  method: string;
+  url: string;
+  route: string;
+  status: number;
+  ms: number;
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { z } from 'zod';
 import {
   CreateCredentialBody,
   vaultEndpoints as ep,
@@ -8,27 +7,8 @@ import {
   RequestParams,
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
-import { isAppError } from '@agent-auth/errors';
 import type { GatewaySettings } from '@agent-auth/config';
 import { addRoute } from './route.js';
-
-/**
- * Sends an execution, and once more when the bus found no executor or the executor did not answer (it may have
- * stopped): the claim in the actions service makes the call run at most once, so the retry either makes a call
- * that never started or is told it already ran (409), instead of the agent getting a bare 503/504.
- */
-async function executeOnce(
-  bus: Bus,
-  payload: z.output<typeof ep.execute.request>,
-  options: { requestId: string; timeoutMs: number },
-) {
-  try {
-    return await bus.request(ep.execute, payload, options);
-  } catch (err) {
-    if (!isAppError(err) || (err.status !== 503 && err.status !== 504)) throw err;
-    return bus.request(ep.execute, payload, options);
-  }
-}
 
 /** Vault credentials (device), the agent's services and the execution of an approved call. */
 export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySettings): void {
@@ -95,7 +75,14 @@ export function vaultRoutes(app: FastifyInstance, bus: Bus, config: GatewaySetti
       'refused host or address; 409 when already executed; 502 on an upstream failure.',
     auth: 'agent',
     params: RequestParams,
+    // Sent once: the bus sends it again by itself when its executor dies or goes silent, and that resend (the same
+    // call) is answered with the first send's outcome, the upstream called once. A second call of the gateway's own
+    // after a 503 or 504 would be a new call, told only 409 already_executed, after twice the wait.
     handler: ({ principal, params, requestId }) =>
-      executeOnce(bus, { agent: principal, request_id: params.request_id }, { requestId, timeoutMs: executeTimeoutMs }),
+      bus.request(
+        ep.execute,
+        { agent: principal, request_id: params.request_id },
+        { requestId, timeoutMs: executeTimeoutMs },
+      ),
   });
 }
