@@ -2,15 +2,22 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
-import { verifyAuditChain, verifyReceipt, VerificationError, type AuditEvent, type AuditHead } from './verify.js';
+import {
+  verifyAuditChain,
+  verifyReceipt,
+  VerificationError,
+  type AuditCheckpoint,
+  type AuditEvent,
+  type AuditHead,
+} from './verify.js';
 
 const USAGE = `Usage:
   agent-auth-verify <receipt.jws | -> [--jwks <file | url>] [--issuer <iss>]
   agent-auth-verify --audit <export.json> --jwks <file | url>
 
 A receipt is checked against the JWKS (by default fetched from its issuer's /.well-known/jwks.json).
-An audit export is JSON {"events": [...GET /audit events], "head": {...GET /audit/head}}; the first broken event
-is named. Exit status: 0 verified, 1 not verified, 2 usage or input error.`;
+An audit export is JSON {"events": [...GET /audit events], "head": {...GET /audit/head}}, with "checkpoint" (the
+first page's) where retention cut the chain; the first broken event is named. Exit status: 0 verified, 1 not verified, 2 usage or input error.`;
 
 async function loadJwks(source: string): Promise<JSONWebKeySet> {
   if (/^https?:\/\//.test(source)) {
@@ -66,12 +73,19 @@ export async function main(
   try {
     if (values.audit) {
       if (!values.jwks) throw new Error('--audit needs --jwks (a saved JWKS file or its URL)');
-      const exported = JSON.parse(readInput(values.audit)) as { events?: AuditEvent[]; head?: AuditHead };
+      const exported = JSON.parse(readInput(values.audit)) as {
+        events?: AuditEvent[];
+        head?: AuditHead;
+        checkpoint?: AuditCheckpoint;
+      };
       if (!Array.isArray(exported.events) || !exported.head)
-        throw new Error('the export must be JSON {"events": [...], "head": {...}}');
-      const chain = await verifyAuditChain(exported.events, exported.head, await loadJwks(values.jwks));
+        throw new Error('the export must be JSON {"events": [...], "head": {...}} (and "checkpoint" where it was cut)');
+      const chain = await verifyAuditChain(exported.events, exported.head, await loadJwks(values.jwks), {
+        checkpoint: exported.checkpoint,
+      });
+      const from = chain.checkpoint_seq === undefined ? '' : ` from the checkpoint at event ${chain.checkpoint_seq}`;
       write(
-        `audit chain verified: account ${chain.account_id}, ${chain.events} events, signed head at event ${chain.head_seq} (${chain.head_hash})`,
+        `audit chain verified${from}: account ${chain.account_id}, ${chain.events} events, signed head at event ${chain.head_seq} (${chain.head_hash})`,
       );
       return 0;
     }

@@ -23,5 +23,6 @@ export {
   type ReceiptClaims,
   type AuditEvent,
   type AuditHead,
+  type AuditCheckpoint,
   type VerifiedChain,
 } from './verify.js';

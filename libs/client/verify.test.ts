@@ -124,3 +124,59 @@ describe('verifyAuditChain', () => {
     await expect(verifyAuditChain(events, await headOf(events[1]!, 'aa-receipt+jwt'), jwks)).rejects.toThrow(/typ/);
   });
 });
+
+describe('verifyAuditChain from a checkpoint (a chain retention cut)', () => {
+  async function checkpointOf(event: AuditEvent, more: { typ?: string; account_id?: string } = {}) {
+    const body = { account_id: more.account_id ?? 'acc_1', seq: event.seq, hash: event.hash, at: event.at };
+    const signature = await new CompactSign(new TextEncoder().encode(JSON.stringify(body)))
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: more.typ ?? 'aa-audit-checkpoint+jws' })
+      .sign(privateKey);
+    return { seq: event.seq, hash: event.hash, at: event.at, signature };
+  }
+
+  it('verifies the events after the checkpoint, linked to its hash', async () => {
+    const events = chain(6);
+    const checkpoint = await checkpointOf(events[2]!);
+    expect(await verifyAuditChain(events.slice(3), await headOf(events[5]!), jwks, { checkpoint })).toEqual({
+      account_id: 'acc_1',
+      head_seq: 6,
+      head_hash: events[5]!.hash,
+      events: 3,
+      checkpoint_seq: 3,
+    });
+    // Every event dropped: the head is the checkpoint's.
+    expect(await verifyAuditChain([], await headOf(events[2]!), jwks, { checkpoint })).toMatchObject({
+      head_seq: 3,
+      events: 0,
+    });
+  });
+
+  it('refuses a checkpoint changed, signed as something else or for another account, and a chain not after it', async () => {
+    const events = chain(6);
+    const head = await headOf(events[5]!);
+    const kept = events.slice(3);
+    const checkpoint = await checkpointOf(events[2]!);
+    await expect(
+      verifyAuditChain(kept, head, jwks, { checkpoint: { ...checkpoint, hash: 'f'.repeat(64) } }),
+    ).rejects.toThrow(/checkpoint differs from what its signature covers/);
+    await expect(
+      verifyAuditChain(kept, head, jwks, { checkpoint: await checkpointOf(events[2]!, { typ: 'aa-audit-head+jws' }) }),
+    ).rejects.toThrow(/typ/);
+    await expect(
+      verifyAuditChain(kept, head, jwks, { checkpoint: await checkpointOf(events[2]!, { account_id: 'acc_2' }) }),
+    ).rejects.toThrow(/signed for account acc_2/);
+    // Signed at another event: the first kept event's prev_hash no longer links to it.
+    await expect(
+      verifyAuditChain(kept, head, jwks, { checkpoint: await checkpointOf(events[1]!) }),
+    ).rejects.toMatchObject({
+      seq: 3,
+    });
+    await expect(verifyAuditChain(events.slice(2), head, jwks, { checkpoint })).rejects.toThrow(
+      /before the checkpoint/,
+    );
+    // A head an auditor kept from before the cut cannot be checked against what is left.
+    await expect(verifyAuditChain(kept, await headOf(events[1]!), jwks, { checkpoint })).rejects.toThrow(
+      /lies before the checkpoint/,
+    );
+  });
+});

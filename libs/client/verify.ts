@@ -12,6 +12,7 @@ const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? c
 
 export const RECEIPT_TYP = 'aa-receipt+jwt';
 export const AUDIT_HEAD_TYP = 'aa-audit-head+jws';
+export const AUDIT_CHECKPOINT_TYP = 'aa-audit-checkpoint+jws';
 const ZERO_HASH = '0'.repeat(64);
 
 /** The claims of a receipt: who resolved which request, how, when, under which policy. */
@@ -52,6 +53,17 @@ export interface AuditHead {
   seq: number;
   hash: string;
   at: string | null;
+  signature: string;
+}
+
+/**
+ * Where retention cut the chain (GET /audit's first page carries it): the last dropped event's `{seq, hash, at}`,
+ * signed over `{account_id, seq, hash, at}` with typ aa-audit-checkpoint+jws.
+ */
+export interface AuditCheckpoint {
+  seq: number;
+  hash: string;
+  at: string;
   signature: string;
 }
 
@@ -129,30 +141,40 @@ export interface VerifiedChain {
   head_seq: number;
   head_hash: string;
   events: number;
+  /** Where the chain was verified from, when it was cut: nothing before it is proved but the signed hash. */
+  checkpoint_seq?: number;
 }
 
 /**
  * Verifies an account's exported audit chain against its signed head: the head's signature (a receipt key of the
  * set), each event's hash, each prev_hash linking to the event before (64 zeros before seq 1), seqs consecutive,
  * and the event at the head's seq carrying the head's hash. `events` may start after seq 1 (a later page) but
- * must then be consecutive. Throws VerificationError naming the first broken event (its `seq`).
+ * must then be consecutive. Where retention cut the chain, pass the `checkpoint` its first page carried: it must be
+ * signed for the head's account, the events must start right after it with its hash as their prev_hash, and a head
+ * at the checkpoint must carry its hash (one before it cannot be checked). Throws VerificationError naming the first broken event (its `seq`).
  */
 export async function verifyAuditChain(
   events: AuditEvent[],
   head: AuditHead,
   jwks: JSONWebKeySet,
+  options: { checkpoint?: AuditCheckpoint } = {},
 ): Promise<VerifiedChain> {
-  const signed = await verifyHead(head, jwks);
+  const signed = await verifySigned(head, jwks, AUDIT_HEAD_TYP, 'audit head');
+  const cut = options.checkpoint && (await verifyCheckpoint(options.checkpoint, signed.account_id, jwks));
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   let previous: AuditEvent | undefined;
   for (const event of sorted) {
-    if (previous && event.seq !== previous.seq + 1) {
+    if (cut && event.seq <= cut.seq) {
+      throw new VerificationError(`event ${event.seq} lies before the checkpoint at event ${cut.seq}`, event.seq);
+    }
+    const expectedSeq = previous ? previous.seq + 1 : cut && cut.seq + 1;
+    if (expectedSeq !== undefined && event.seq !== expectedSeq) {
       throw new VerificationError(
-        `event ${previous.seq + 1} is missing (the export jumps from ${previous.seq} to ${event.seq})`,
-        previous.seq + 1,
+        `event ${expectedSeq} is missing (the export jumps from ${expectedSeq - 1} to ${event.seq})`,
+        expectedSeq,
       );
     }
-    const expectedPrev = previous ? previous.hash : event.seq === 1 ? ZERO_HASH : undefined;
+    const expectedPrev = previous ? previous.hash : cut ? cut.hash : event.seq === 1 ? ZERO_HASH : undefined;
     if (expectedPrev !== undefined && event.prev_hash !== expectedPrev) {
       throw new VerificationError(
         `event ${event.seq}: prev_hash does not match the hash of event ${event.seq - 1}`,
@@ -167,31 +189,63 @@ export async function verifyAuditChain(
     }
     previous = event;
   }
-  const first = sorted[0]?.seq ?? 1;
-  const last = previous?.seq ?? 0;
-  if (signed.seq > last || (signed.seq > 0 && signed.seq < first)) {
+  const first = sorted[0]?.seq ?? (cut ? cut.seq + 1 : 1);
+  const last = previous?.seq ?? cut?.seq ?? 0;
+  if (cut) checkHeadAgainstCut(signed, cut);
+  if (signed.seq > last || (!cut && signed.seq > 0 && signed.seq < first)) {
     throw new VerificationError(
       `the signed head is at event ${signed.seq} but the export holds events ${first} to ${last}`,
       last + 1,
     );
   }
-  return { account_id: signed.account_id, head_seq: signed.seq, head_hash: signed.hash, events: sorted.length };
+  const verified = {
+    account_id: signed.account_id,
+    head_seq: signed.seq,
+    head_hash: signed.hash,
+    events: sorted.length,
+  };
+  return cut ? { ...verified, checkpoint_seq: cut.seq } : verified;
 }
 
-/** Checks the head's signature and that its fields are the ones signed; returns the signed content. */
-async function verifyHead(head: AuditHead, jwks: JSONWebKeySet) {
+/** A head at the cut must carry the checkpoint's hash; one before it cannot be checked at all. */
+function checkHeadAgainstCut(head: { seq: number; hash: string }, cut: { seq: number; hash: string }): void {
+  if (head.seq < cut.seq) {
+    throw new VerificationError(
+      `the signed head at event ${head.seq} lies before the checkpoint at event ${cut.seq}: nothing before it can be checked`,
+      head.seq,
+    );
+  }
+  if (head.seq === cut.seq && head.hash !== cut.hash)
+    throw new VerificationError(`the signed head at event ${head.seq} differs from the checkpoint there`, head.seq);
+}
+
+/** Checks a checkpoint's signature, that it was signed for `account_id`, and that its fields are the ones signed. */
+async function verifyCheckpoint(checkpoint: AuditCheckpoint, accountId: string, jwks: JSONWebKeySet) {
+  const signed = await verifySigned(checkpoint, jwks, AUDIT_CHECKPOINT_TYP, 'audit checkpoint');
+  if (signed.account_id !== accountId)
+    throw new VerificationError(`the checkpoint was signed for account ${signed.account_id}, not ${accountId}`);
+  return { seq: signed.seq, hash: signed.hash };
+}
+
+/** Checks a signed head or checkpoint: its signature (typ `typ`), and that its fields are the ones signed. */
+async function verifySigned(
+  item: { seq: number; hash: string; at: string | null; signature: string },
+  jwks: JSONWebKeySet,
+  typ: string,
+  what: string,
+) {
   let signed: { account_id: string; seq: number; hash: string; at: string | null };
   try {
-    const { payload, protectedHeader } = await compactVerify(head.signature, createLocalJWKSet(jwks), {
+    const { payload, protectedHeader } = await compactVerify(item.signature, createLocalJWKSet(jwks), {
       algorithms: ['ES256'],
     });
-    if (protectedHeader.typ !== AUDIT_HEAD_TYP) throw new Error(`typ is not ${AUDIT_HEAD_TYP}`);
+    if (protectedHeader.typ !== typ) throw new Error(`typ is not ${typ}`);
     signed = JSON.parse(new TextDecoder().decode(payload));
   } catch (err) {
-    throw new VerificationError(`the audit head's signature does not verify: ${(err as Error).message}`);
+    throw new VerificationError(`the ${what}'s signature does not verify: ${(err as Error).message}`);
   }
-  if (signed.seq !== head.seq || signed.hash !== head.hash || signed.at !== head.at) {
-    throw new VerificationError('the audit head differs from what its signature covers');
+  if (signed.seq !== item.seq || signed.hash !== item.hash || signed.at !== item.at) {
+    throw new VerificationError(`the ${what} differs from what its signature covers`);
   }
   return signed;
 }

@@ -88,9 +88,12 @@ export const ConfigSchema = z.object({
     .default(256 * 1024),
   VAULT_EXTRA_CA_CERTS: z.string().optional(),
   RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
-  /** Days requests are kept: older months' partitions are dropped (docs/decisions.md); unset keeps every request. */
+  /**
+   * Days requests and audit events are kept: older months' partitions are dropped, the audit trail's after a signed
+   * checkpoint per account (docs/decisions.md); unset keeps everything.
+   */
   RETENTION_DAYS: z.coerce.number().int().min(7).max(36_500).optional(),
-  /** How often the actions service makes the coming months' request partitions and applies RETENTION_DAYS. */
+  /** How often the actions service makes the coming months' partitions (requests, audit) and applies RETENTION_DAYS. */
   PARTITION_UPKEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),

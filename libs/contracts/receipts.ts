@@ -9,9 +9,10 @@ const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? c
   input: unknown,
 ) => string | undefined;
 
-/** The `typ` header of a receipt and of a signed audit chain head. */
+/** The `typ` header of a receipt, of a signed audit chain head, and of the checkpoint where old events were cut. */
 export const RECEIPT_TYP = 'aa-receipt+jwt';
 export const AUDIT_HEAD_TYP = 'aa-audit-head+jws';
+export const AUDIT_CHECKPOINT_TYP = 'aa-audit-checkpoint+jws';
 /** The prev_hash of an account's first audit event. */
 export const ZERO_HASH = '0'.repeat(64);
 
@@ -96,7 +97,24 @@ export function auditEventHash(event: Omit<AuditEvent, 'hash'>): string {
   return hash('sha256', text, 'hex');
 }
 
-export const AuditPage = z.object({ events: z.array(AuditEvent), next_after: z.number().int().nullable() });
+/**
+ * Where retention cut an account's chain: the last event dropped, `{seq, hash, at}`, signed by a receipt key over
+ * `{account_id, seq, hash, at}` (typ aa-audit-checkpoint+jws). The remaining chain starts at `seq + 1`.
+ */
+export const AuditCheckpoint = z.object({
+  seq: z.number().int().min(1),
+  hash: z.string(),
+  at: z.string(),
+  signature: z.string(),
+});
+export type AuditCheckpoint = z.infer<typeof AuditCheckpoint>;
+
+/** A page of GET /audit; the page that starts where the chain was cut carries the checkpoint it starts from. */
+export const AuditPage = z.object({
+  events: z.array(AuditEvent),
+  next_after: z.number().int().nullable(),
+  checkpoint: AuditCheckpoint.optional(),
+});
 export type AuditPage = z.infer<typeof AuditPage>;
 export const AuditTrail = z.object({ events: z.array(AuditEvent) });
 export type AuditTrail = z.infer<typeof AuditTrail>;

@@ -34,7 +34,8 @@ import type { ReceiptKeys } from './domain/receipt-keys.js';
 import { createReceiptIssuer } from './use-cases/receipts.js';
 import { startAuditSealer } from './workers/audit-sealer.js';
 import { startPartitionKeeper } from './workers/partition-keeper.js';
-import { createRequestPartitionStore } from './store/request-partitions.js';
+import { createPartitionStore, createRequestPartitionStore } from './store/table-partitions.js';
+import { createAuditCutStore } from './store/audit-cuts.js';
 import { type SealerThreadData, startAuditSealerThread } from './workers/audit-sealer-threaded.js';
 
 export { type PolicyDecider, policyOverBus } from './adapters/policy.js';
@@ -81,6 +82,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     accounts: createAccountStore(sql),
     passkeys: createPasskeyStore(sql),
     auditChain,
+    auditCuts: createAuditCutStore(sql),
     receipts: createReceiptIssuer(input.receiptKeys, input.receiptIssuer, settings.RECEIPTS),
     idempotency: createIdempotencyStore(sql),
     toolCalls: createToolCallStore(sql),
@@ -125,7 +127,9 @@ export async function startActionsService(input: ActionsServiceInput) {
   });
   const sweeper = startExpirySweeper(useCases.expiry, settings.SWEEP_INTERVAL_MS, log, keysVacuum);
   const partitionKeeper = startPartitionKeeper({
-    partitions: createRequestPartitionStore(sql),
+    requests: createRequestPartitionStore(sql),
+    audit: [createPartitionStore(sql, 'audit_events'), createPartitionStore(sql, 'audit_chain')],
+    auditRetention: useCases.auditRetention,
     intervalMs: settings.PARTITION_UPKEEP_MS,
     retentionDays: settings.RETENTION_DAYS,
     log: log.child({ component: 'partition-keeper' }),

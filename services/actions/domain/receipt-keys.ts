@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { exportJWK } from 'jose';
-import { AUDIT_HEAD_TYP, RECEIPT_TYP, type Jwks } from '@agent-auth/contracts';
+import { AUDIT_CHECKPOINT_TYP, AUDIT_HEAD_TYP, RECEIPT_TYP, type Jwks } from '@agent-auth/contracts';
 
 const KID = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -13,6 +13,8 @@ export interface ReceiptKeys {
   signReceipt(claims: Record<string, unknown>): Promise<string>;
   /** Signs the head of an account's audit chain as a compact JWS over its JSON. */
   signHead(head: { account_id: string; seq: number; hash: string; at: string | null }): Promise<string>;
+  /** Signs the checkpoint where retention cut an account's chain (its last dropped event), as a head but its typ. */
+  signCheckpoint(last: { account_id: string; seq: number; hash: string; at: string }): Promise<string>;
   /** Signs other claims as a compact JWT (ES256, the given typ, kid): the CIBA grant's ID and access tokens. */
   signJwt(typ: string, claims: Record<string, unknown>): string;
 }
@@ -52,11 +54,13 @@ export async function parseReceiptKeys(spec: string): Promise<ReceiptKeys> {
   // Every receipt has the same header: encoded once.
   const receiptHeader = base64url(JSON.stringify({ alg: 'ES256', typ: RECEIPT_TYP, kid }));
   const headHeader = base64url(JSON.stringify({ alg: 'ES256', typ: AUDIT_HEAD_TYP, kid }));
+  const checkpointHeader = base64url(JSON.stringify({ alg: 'ES256', typ: AUDIT_CHECKPOINT_TYP, kid }));
   return {
     currentKid: kid,
     jwks: () => jwks,
     signReceipt: async (claims) => compactJws(receiptHeader, JSON.stringify(claims), signing),
     signHead: async (head) => compactJws(headHeader, JSON.stringify(head), signing),
+    signCheckpoint: async (last) => compactJws(checkpointHeader, JSON.stringify(last), signing),
     signJwt: (typ, claims) =>
       compactJws(base64url(JSON.stringify({ alg: 'ES256', typ, kid })), JSON.stringify(claims), signing),
   };

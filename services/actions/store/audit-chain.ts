@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@agent-auth/contracts';
+import type { AuditCheckpoint, AuditEvent } from '@agent-auth/contracts';
 import type { Sql } from '@agent-auth/db';
 import { chainEach, publicEvent, type UnsealedEvent } from '../domain/audit-chain.js';
 
@@ -58,10 +58,14 @@ export function createAuditChainStore(sql: Sql) {
     const unknown = accounts.filter((a) => !heads.has(a));
     if (!unknown.length) return heads;
     // Read after the round's events: a head sealed since is past the cursor the round read, so its write fails.
+    // An account whose every event retention dropped goes on from its checkpoint, not from seq 1.
     const rows = await sql<Array<{ account_id: string; seq: string; hash: string }>>`
       select a.account_id, h.seq, h.hash from unnest(${unknown}::text[]) as a(account_id)
-      join lateral (select seq, hash from actions.audit_chain c where c.account_id = a.account_id
-                    order by seq desc limit 1) h on true`;
+      join lateral (
+        (select seq, hash from actions.audit_chain c where c.account_id = a.account_id order by seq desc limit 1)
+        union all
+        (select seq, hash from actions.audit_checkpoints k where k.account_id = a.account_id)
+        order by seq desc limit 1) h on true`;
     for (const h of rows) heads.set(h.account_id, { seq: Number(h.seq), hash: h.hash });
     return heads;
   };
@@ -149,7 +153,14 @@ export function createAuditChainStore(sql: Sql) {
       return rows.map(toEvent);
     },
 
-    /** The last sealed event of an account's chain, or undefined while it has none. */
+    /** Where retention cut an account's chain (its last dropped event, signed), or undefined while it was not. */
+    async checkpoint(accountId: string): Promise<AuditCheckpoint | undefined> {
+      const [row] = await sql<Array<{ seq: string; hash: string; at: Date; signature: string }>>`
+        select seq, hash, at, signature from actions.audit_checkpoints where account_id = ${accountId}`;
+      return row && { seq: Number(row.seq), hash: row.hash, at: row.at.toISOString(), signature: row.signature };
+    },
+
+    /** The last sealed event of an account's chain still stored, or undefined while it has none. */
     async head(accountId: string): Promise<AuditEvent | undefined> {
       const [row] = await sql<SealedRow[]>`
         select e.id, e.request_id, e.event, e.actor, e.detail, e.at, c.seq, c.prev_hash, c.hash

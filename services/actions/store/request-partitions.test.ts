@@ -10,7 +10,7 @@ import { migrate, packageDir } from '@agent-auth/db';
 import { newId } from '@agent-auth/contracts';
 import { createTestDatabase } from '../../../test/infra/database.js';
 import { secondSession } from '../../../test/harness/sessions.js';
-import { createRequestPartitionStore } from './request-partitions.js';
+import { createRequestPartitionStore } from './table-partitions.js';
 import { createRequestStore } from './requests.js';
 
 const ROWS = Number(process.env.REQUESTS_PARTITIONING_ROWS ?? 30_000);

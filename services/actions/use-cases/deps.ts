@@ -9,6 +9,7 @@ import type { RequestStore } from '../store/requests.js';
 import type { TotpStore } from '../store/totp.js';
 import type { PasskeyStore } from '../store/passkeys.js';
 import type { AuditChainStore } from '../store/audit-chain.js';
+import type { AuditCutStore } from '../store/audit-cuts.js';
 import type { ReceiptKeys } from '../domain/receipt-keys.js';
 import type { ReceiptIssuer } from './receipts.js';
 import type { IdempotencyStore } from '../store/idempotency.js';
@@ -29,6 +30,7 @@ export interface ActionsDeps {
   accounts: AccountStore;
   passkeys: PasskeyStore;
   auditChain: AuditChainStore;
+  auditCuts: AuditCutStore;
   receiptKeys: ReceiptKeys;
   receipts: ReceiptIssuer;
   idempotency: IdempotencyStore;

@@ -12,6 +12,7 @@ import { createResolution } from './resolve-action.js';
 import { createTotp } from './totp.js';
 import { createWebhookSigning } from './webhooks.js';
 import { createAuditChain } from './audit-chain.js';
+import { createAuditRetention } from './audit-retention.js';
 import { createGrants } from './grants.js';
 import { createCancellation } from './cancel-action.js';
 import { createToolCalls } from './tool-calls.js';
@@ -42,6 +43,7 @@ export function createUseCases(deps: ActionsDeps) {
     accounts: createAccounts(deps),
     webhooks: createWebhookSigning(deps),
     auditChain: createAuditChain(deps),
+    auditRetention: createAuditRetention(deps),
     ruleReplay: createRuleReplay({ ...deps, metadata }),
     ciba: createCiba({ ...deps, create, reading }),
   };
