@@ -126,10 +126,10 @@ for (const { mode, skip } of modes) {
       expect((await api.agent(acct.api_key).get('/actions')).body.actions).toHaveLength(3);
     });
 
-    // The gateway's own retry of a create without a key (bus time-out or no responder) sends the same action id
-    // again; here the retry is sent over the bus as the gateway sends it, while the first one is being stored too.
+    // The bus's resend of a create without a key (its first replica died or went silent) carries the action id the
+    // gateway chose; here it is sent over the bus as the gateway sends it, while the first one is being stored too.
     if (mode === 'processes') {
-      it('stores a create the gateway retried under its action id once, counted once, with one spend', async () => {
+      it('stores a create sent again under its action id once, counted once, with one spend', async () => {
         const acct = await api.newAccount();
         const device = api.device(acct.device_id);
         expect(

@@ -430,8 +430,8 @@ export const actionsEndpoints = {
   create: defineEndpoint(
     'actions',
     'create',
-    // action_id: the id the gateway chose for a create without an Idempotency-Key, sent again on its own retry, so
-    // that the retry finds the request a first attempt stored instead of storing a second one.
+    // action_id: the id the gateway chose for a create without an Idempotency-Key, the same on the bus's resend, so
+    // that the resend finds the request a first send stored instead of storing a second one.
     z.object({
       agent: AgentPrincipal,
       action: NewAction,

@@ -1,4 +1,4 @@
-import { type BoundHandler, handle } from '@agent-auth/bus';
+import { type BoundHandler, handle, handleOnce } from '@agent-auth/bus';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import type { UseCases } from '../use-cases/use-cases.js';
 
@@ -7,7 +7,8 @@ export function accountHandlers(uc: UseCases): BoundHandler[] {
   return [
     handle(ep.getAccount, ({ device }) => uc.accounts.view(device.account_id)),
     handle(ep.setPlan, ({ device, plan }, ctx) => uc.accounts.setPlan(device, plan, ctx)),
-    handle(ep.enrollTotp, ({ device }) => uc.totp.enroll(device.account_id, `device:${device.device_ref}`)),
+    // Kept per call, sealed: a resend gets the secret the first send stored, not 409 totp_already_configured.
+    handleOnce(ep.enrollTotp, ({ device }) => uc.totp.enroll(device.account_id, `device:${device.device_ref}`)),
     handle(ep.setPublicKey, ({ device, public_key }) => uc.accounts.setPublicKey(device, public_key)),
   ];
 }

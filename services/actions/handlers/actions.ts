@@ -11,8 +11,10 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id)),
     handle(ep.approve, (request, ctx) => uc.resolution.approve(request, ctx)),
     handle(ep.deny, (request, ctx) => uc.resolution.deny(request, ctx)),
-    handle(ep.approveMany, (request, ctx) => uc.resolution.approveMany(request, ctx)),
-    handle(ep.denyMany, (request, ctx) => uc.resolution.denyMany(request, ctx)),
+    // A batch's results are kept per call, sealed (they hold the requests' metadata): a resend gets them as the first
+    // send gave them, its TOTP code and proof not checked again.
+    handleOnce(ep.approveMany, (request, ctx) => uc.resolution.approveMany(request, ctx)),
+    handleOnce(ep.denyMany, (request, ctx) => uc.resolution.denyMany(request, ctx)),
     handleOnce(ep.revokeGrant, ({ device, grant_id }, ctx) => uc.grants.revoke(device, grant_id, ctx)),
   ];
 }

@@ -6,9 +6,11 @@ import type { UseCases } from '../use-cases/use-cases.js';
 export function identityHandlers(uc: UseCases): BoundHandler[] {
   const { identities } = uc;
   return [
-    handle(ep.createAccount, ({ first_device }) => identities.createAccount(first_device)),
-    handle(ep.createDevice, ({ device, new_device }) => identities.createDevice(device, new_device)),
-    handle(ep.createAgent, ({ device, name }) => identities.createAgent(device, name)),
+    // Kept per call, sealed (their answers hold the new credentials): a resend gets them, not a second account,
+    // device or agent.
+    handleOnce(ep.createAccount, ({ first_device }) => identities.createAccount(first_device)),
+    handleOnce(ep.createDevice, ({ device, new_device }) => identities.createDevice(device, new_device)),
+    handleOnce(ep.createAgent, ({ device, name }) => identities.createAgent(device, name)),
     handle(ep.listAgents, ({ device }) => identities.listAgents(device.account_id)),
     handleOnce(ep.deleteAgent, ({ device, agent_id }) => identities.revokeAgent(device, agent_id)),
     handle(ep.authenticateAgent, ({ api_key }) => identities.authenticateAgent(api_key)),

@@ -4,6 +4,8 @@ export interface TotpRow {
   account_id: string;
   secret_enc: string;
   last_step: string; // bigint arrives as text
+  /** The bus call that used last_step (null: one without a call id, in one process). */
+  last_step_call: string | null;
   failures: number;
   failures_since: Date | null;
 }
@@ -31,12 +33,24 @@ export function createTotpStore(sql: Sql) {
 
     /**
      * Accepts a verified code's time step once: raises last_step only if the step is newer. False when this step
-     * (or a later one) was already used, so of two concurrent approvals with one code exactly one gets true.
+     * (or a later one) was already used, so of two concurrent approvals with one code exactly one gets true. The
+     * bus call that used it is noted with it.
      */
-    async consumeStep(accountId: string, step: number): Promise<boolean> {
+    async consumeStep(accountId: string, step: number, callId: string | null): Promise<boolean> {
       const rows = await sql`
-        update actions.totp set last_step = ${step}, failures = greatest(failures - 1, 0)
+        update actions.totp set last_step = ${step}, last_step_call = ${callId}, failures = greatest(failures - 1, 0)
         where account_id = ${accountId} and last_step < ${step} returning account_id`;
+      return rows.length === 1;
+    },
+
+    /**
+     * Whether a step is the newest one used and the call that used it is this one (a send of it again): its attempt
+     * is given back as a correct code's is.
+     */
+    async usedByCall(accountId: string, step: number, callId: string): Promise<boolean> {
+      const rows = await sql`
+        update actions.totp set failures = greatest(failures - 1, 0)
+        where account_id = ${accountId} and last_step = ${step} and last_step_call = ${callId} returning account_id`;
       return rows.length === 1;
     },
 

@@ -475,7 +475,7 @@ export function createResolution(deps: Deps) {
     inputEditOf(row, request);
     const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
     // Last of the checks, because accepting a TOTP code uses it up.
-    if (request.totp_code) await totp.accept(device.account_id, request.totp_code);
+    if (request.totp_code) await totp.accept(device.account_id, request.totp_code, ctx);
     if (!request.grant) return approveOne(device, row, request, proof, ctx);
     // "Allow similar": the grant is made once the approval stands, so the approval creating it is
     // not counted against it; its id is fixed first so that the approval's audit entry names it.
@@ -516,7 +516,7 @@ export function createResolution(deps: Deps) {
       const before = await batchDecidedBefore(device, batch.requests, 'approved', ctx);
       if (before) return before;
       const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof);
-      if (batch.totp_code) await totp.accept(device.account_id, batch.totp_code);
+      if (batch.totp_code) await totp.accept(device.account_id, batch.totp_code, ctx);
       const extra = batchDetail(proof, batch);
       return eachOf(
         batch.requests,

@@ -1,3 +1,4 @@
+import type { RequestContext } from '@agent-auth/bus';
 import { errors } from '@agent-auth/errors';
 import {
   matchingStep,
@@ -27,8 +28,10 @@ export function createTotp(deps: Pick<ActionsDeps, 'totp' | 'keyring'>) {
      * Accepts a TOTP code for the account exactly once, or throws 403: not configured, throttled after too many
      * wrong codes, wrong, or already used. The attempt is claimed before the code is checked and the time step is
      * consumed by a conditional update, so neither concurrent guesses nor two approvals with one code get through.
+     * The one exception is the same bus call sent again (`ctx.resent`, its first replica died or went silent after the
+     * code was accepted): the step it used is accepted for it again.
      */
-    async accept(accountId: string, code: string): Promise<void> {
+    async accept(accountId: string, code: string, ctx?: Pick<RequestContext, 'callId' | 'resent'>): Promise<void> {
       const row = await deps.totp.find(accountId);
       if (!row) throw errors.totpNotConfigured();
       const lockedFor = await deps.totp.claimAttempt(accountId, TOTP_MAX_ATTEMPTS, TOTP_THROTTLE_WINDOW_SECONDS);
@@ -36,7 +39,10 @@ export function createTotp(deps: Pick<ActionsDeps, 'totp' | 'keyring'>) {
       const secret = deps.keyring.decrypt(row.secret_enc, totpSecretContext(accountId));
       const step = await matchingStep(secret, code, Date.now());
       if (step === undefined) throw errors.totpInvalid();
-      if (!(await deps.totp.consumeStep(accountId, step))) throw errors.totpReused();
+      const callId = ctx?.callId ?? null;
+      if (await deps.totp.consumeStep(accountId, step, callId)) return;
+      if (callId && ctx?.resent && (await deps.totp.usedByCall(accountId, step, callId))) return;
+      throw errors.totpReused();
     },
   };
 }

@@ -15,12 +15,14 @@ export interface OAuthUseCases {
 /** OAuth clients, consent, tokens and connected apps, on the bus. */
 export function oauthHandlers(uc: OAuthUseCases): BoundHandler[] {
   return [
-    handle(ep.registerClient, (registration) => uc.clients.register(registration)),
+    // Kept per call, sealed (client secret, code, tokens): a resend gets the first answer, not a second client, nor
+    // a code or refresh token used again (which would end the connection).
+    handleOnce(ep.registerClient, (registration) => uc.clients.register(registration)),
     handle(ep.startAuthorization, (asked) => uc.authorizations.start(asked)),
     handle(ep.viewAuthorization, ({ device, request_id }) => uc.authorizations.view(device, request_id)),
-    handle(ep.decideAuthorization, (decision, ctx) => uc.authorizations.decide(decision, ctx)),
-    handle(ep.exchangeCode, (asked) => uc.tokens.exchange(asked)),
-    handle(ep.refreshTokens, (asked, ctx) => uc.tokens.refresh(asked, ctx)),
+    handleOnce(ep.decideAuthorization, (decision, ctx) => uc.authorizations.decide(decision, ctx)),
+    handleOnce(ep.exchangeCode, (asked) => uc.tokens.exchange(asked)),
+    handleOnce(ep.refreshTokens, (asked, ctx) => uc.tokens.refresh(asked, ctx)),
     handle(ep.revokeToken, (asked) => uc.tokens.revoke(asked)),
     handle(ep.authenticateToken, ({ access_token }) => uc.tokens.authenticate(access_token)),
     handle(ep.listConnections, ({ device }) => uc.connections.list(device)),
