@@ -28,17 +28,21 @@ interface KeyRow {
 /**
  * Idempotency keys of POST /actions. The primary key (agent, key) makes the database the judge of
  * which caller processes a key; the others wait for its answer. A claim is a lease: if its holder dies, the key
- * is taken over once the lease lapses, with the same action id, so the retry finds or creates the same request.
+ * is taken over once the lease lapses, with the same action id, so the retry finds or creates the same request. The
+ * claim names its holder's database backend: once that backend is gone (the holder's process died and its
+ * connections with it, or the database restarted), the key is taken over at once rather than when the lease lapses.
  */
 export function createIdempotencyStore(sql: Sql) {
   return {
     async claim({ agentId, key, bodyHash, actionId, leaseMs }: KeyClaimRequest): Promise<KeyClaim> {
       // A key older than 24 h is free again: the new request replaces it.
       const [fresh] = await sql<Array<{ action_id: string }>>`
-        insert into actions.idempotency_keys (agent_id, key, body_hash, action_id, claimed_until)
-        values (${agentId}, ${key}, ${bodyHash}, ${actionId}, now() + make_interval(secs => ${leaseMs / 1000}))
+        insert into actions.idempotency_keys (agent_id, key, body_hash, action_id, claimed_until, holder_pid)
+        values (${agentId}, ${key}, ${bodyHash}, ${actionId}, now() + make_interval(secs => ${leaseMs / 1000}),
+          pg_backend_pid())
         on conflict (agent_id, key) do update set body_hash = excluded.body_hash, action_id = excluded.action_id,
-          claimed_until = excluded.claimed_until, response_status = null, response_enc = null, created_at = now()
+          claimed_until = excluded.claimed_until, holder_pid = excluded.holder_pid, response_status = null,
+          response_enc = null, created_at = now()
         where idempotency_keys.created_at < now() - interval '24 hours'
         returning action_id`;
       if (fresh) return { kind: 'owner', actionId: fresh.action_id };
@@ -50,8 +54,10 @@ export function createIdempotencyStore(sql: Sql) {
       if (row.response_status !== null)
         return { kind: 'answered', status: row.response_status, responseEnc: row.response_enc! };
       const [taken] = await sql<Array<{ action_id: string }>>`
-        update actions.idempotency_keys set claimed_until = now() + make_interval(secs => ${leaseMs / 1000})
-        where agent_id = ${agentId} and key = ${key} and response_status is null and claimed_until < now()
+        update actions.idempotency_keys
+        set claimed_until = now() + make_interval(secs => ${leaseMs / 1000}), holder_pid = pg_backend_pid()
+        where agent_id = ${agentId} and key = ${key} and response_status is null
+          and (claimed_until < now() or not exists (select 1 from pg_stat_get_activity(holder_pid)))
         returning action_id`;
       return taken ? { kind: 'owner', actionId: taken.action_id } : { kind: 'busy' };
     },

@@ -18,6 +18,9 @@ export interface CreateRequest extends CreateInput {
   idempotency_key?: string;
 }
 
+/** How often a key's release that failed (the database away) is tried again, until its lease would lapse anyway. */
+const RELEASE_RETRY_MS = 250;
+
 /** A create under an id its caller fixed. */
 type CreateUnderId = CreateInput & { action_id: string };
 
@@ -25,14 +28,15 @@ const hasActionId = (input: CreateInput): input is CreateUnderId => input.action
 
 /**
  * POST /actions with an Idempotency-Key: the first caller of a key creates the request; a repeat
- * (a client's retry, or the gateway's retry racing on another replica) waits for that answer and gets it again;
- * the same key with another request is 422. Without a key, every call creates (the gateway's own retry of one call
- * repeats the action id it chose, and stores nothing twice).
+ * (a client's retry, or the bus's resend racing on another replica) waits for that answer and gets it again;
+ * the same key with another request is 422. Without a key, every call creates (the bus's resend of one call
+ * repeats the action id the gateway chose, and stores nothing twice). A holder is presumed gone once its lease
+ * lapses or, at once, when its database backend is gone (store/idempotency.ts).
  */
 export function createIdempotentCreation(deps: Deps) {
   const { idempotency, keyring, settings } = deps;
-  // A holder is presumed gone after half the bus time-out (its key is then taken over, same action id); a repeat
-  // waits for an answer until just before its caller's own time-out.
+  // A holder is presumed gone after half the bus time-out, or as soon as its database backend is gone (its key is then
+  // taken over, same action id); a repeat waits for an answer until just before its caller's own time-out.
   const leaseMs = Math.max(1000, Math.floor(settings.BUS_TIMEOUT_MS / 2));
   const waitMs = Math.max(1000, settings.BUS_TIMEOUT_MS - 1500);
 
@@ -40,6 +44,25 @@ export function createIdempotentCreation(deps: Deps) {
   const answerContext = (agent: AgentPrincipal, key: string) => `idempotency:${agent.agent_id}:${key}`;
   const keepAnswer = (agent: AgentPrincipal, key: string, status: number, body: unknown) =>
     idempotency.answer(agent.agent_id, key, status, keyring.encrypt(JSON.stringify(body), answerContext(agent, key)));
+  /**
+   * Lets the next repeat of a key take it over at once. The failure that calls for it is often the database's own
+   * (a restart, a lost connection), which the release then meets too: it is tried again a few times in the
+   * background, so a repeat does not wait for the lease once the database is back with this holder still connected.
+   */
+  const releaseSoon = async (agent: AgentPrincipal, key: string): Promise<void> => {
+    const released = () =>
+      idempotency.release(agent.agent_id, key).then(
+        () => true,
+        () => false,
+      );
+    if (await released()) return;
+    let left = Math.ceil(leaseMs / RELEASE_RETRY_MS);
+    const again = async () => {
+      if (!(await released()) && --left > 0) setTimeout(again, RELEASE_RETRY_MS).unref();
+    };
+    setTimeout(again, RELEASE_RETRY_MS).unref();
+  };
+
   const replayAnswer = (agent: AgentPrincipal, key: string, status: number, responseEnc: string): CreateOutcome => {
     const body = JSON.parse(keyring.decrypt(responseEnc, answerContext(agent, key))) as Record<string, unknown>;
     if (status === 200) return { replayed: true, action: body as ActionView };
@@ -74,13 +97,13 @@ export function createIdempotentCreation(deps: Deps) {
         throw err;
       }
       // Nothing worth keeping (a service or the database failed): the next repeat of the key starts over at once.
-      await idempotency.release(agent.agent_id, key).catch(() => {});
+      await releaseSoon(agent, key);
       throw err;
     }
   };
 
   /**
-   * A create under the id the gateway chose: its retry of the same create inserts the same id, which fails as a whole
+   * A create under the id the gateway chose: a resend of the same create inserts the same id, which fails as a whole
    * (quota count included) when a first attempt stored it; the stored request is then the answer.
    */
   const createUnderGatewayId = async (input: CreateUnderId, ctx: RequestContext): Promise<CreateOutcome> => {
