@@ -94,10 +94,13 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
     allowedHosts: exchange.allowedHosts,
     allowedOrigins: exchange.allowedOrigins,
   });
-  // Closing the server aborts its handlers' signals: a held wait behind a tool ends at once. The response closes
-  // when it is complete, too: then the server is let go.
+  // Closing the server aborts its handlers' signals: a held wait behind a tool ends at once. A response complete
+  // before it closes has no handler left to stop: the server is simply let go (closing it would build an error for
+  // the calls it no longer has, on every request).
   const stop = () => void server.close().catch(() => {});
-  response.once('close', stop);
+  response.once('close', () => {
+    if (!response.writableFinished) stop();
+  });
   signal?.addEventListener('abort', stop, { once: true });
   try {
     await server.connect(transport);

@@ -29,9 +29,18 @@ function fetchHeaders(headers: Record<string, HeaderValue>): Headers {
  * still retried across the bus with the gateway's own key, as any REST create is.
  */
 function plainHeaders(init: RequestInit | undefined): Record<string, string> {
-  const headers = new Headers(init?.headers);
-  headers.delete('idempotency-key');
-  return Object.fromEntries(headers.entries());
+  const given = init?.headers;
+  // The client sends a plain object: read it as it is rather than through a Headers (a cost on every tool call).
+  const entries =
+    given === undefined || given instanceof Headers || Array.isArray(given)
+      ? [...new Headers(given).entries()]
+      : Object.entries(given);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    const lower = name.toLowerCase();
+    if (lower !== 'idempotency-key') headers[lower] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return headers;
 }
 
 /**
