@@ -3,8 +3,18 @@
 // p50/p99 of GET /actions (plain, each filter, both filters, deep in the list by cursor), GET /pending and
 // GET /account at BENCH_SCALE_CONNECTIONS (default 4) for BENCH_SCALE_SECONDS (default 5) each: first on the
 // requests table as it was before partitioning (one table), then after converting that same table online to monthly
-// partitions (migration 060's functions, as the partition keeper runs them), so both are measured on the same rows.
+// partitions (migration 060's functions, as the partition keeper runs them), so both are measured on the same rows;
+// partitioned, the service's lists read the newest month first and older ones only while a page is not full.
+import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import {
+  listSegments,
+  pendingIdFloor,
+  type Segment,
+  segmentOf,
+  segmentsFrom,
+} from '../../services/actions/domain/list-segments.js';
+import { LAYOUT_TTL_MS } from '../../services/actions/store/request-list.js';
 import { apiClient } from '../harness/http.js';
 import { startStack, type StackMode } from '../harness/stack.js';
 import { loadGet, out, table, withDatabase, type BenchCase, type Figures } from './load.js';
@@ -57,21 +67,66 @@ async function partition(sql: postgres.Sql): Promise<{ seconds: number; swapMs: 
   return { seconds: (Date.now() - started) / 1000, swapMs };
 }
 
-/** The list queries of the actions store (store/requests.ts), each as SQL on a table named by `table`. */
-function listQueries(agentId: string, accountId: string, cursor: { created_at: string; id: string }) {
-  const list = (where: string) =>
+/** Where the service's walk reads on the partitioned table (store/request-list.ts), as SQL conditions on `id`. */
+interface WalkRanges {
+  /** The first read of a list: this month's partition with those ahead. */
+  first: string;
+  /** The first read of a list of pending requests (only ids from the pending floor on). */
+  pending: string;
+  /** The first read after the middle cursor: its month. */
+  cursor: string;
+}
+
+/** The months of the partitioned table, and the segments the walk reads first, as the service computes them. */
+async function walkRanges(sql: postgres.Sql, cursorId: string): Promise<WalkRanges> {
+  const rows = await sql<Array<{ from_id: string | null; below_id: string | null }>>`
+    select substring(b from ${String.raw`FROM \('([^']*)'\)`}) as from_id,
+      substring(b from ${String.raw` TO \('([^']*)'\)`}) as below_id
+    from (select pg_get_expr(c.relpartbound, c.oid) as b from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = 'actions.requests'::regclass) as parts`;
+  const months = rows.flatMap((r) => (r.from_id && r.below_id ? [{ from: r.from_id, below: r.below_id }] : []));
+  const now = Date.now();
+  const segments = listSegments(months, now);
+  const text = (segment: Segment) =>
+    segment
+      .map((r) => [r.from && `id >= '${r.from}'`, r.below && `id < '${r.below}'`].filter(Boolean).join(' and '))
+      .map((c) => `(${c})`)
+      .join(' or ');
+  return {
+    first: text(segments[0]!),
+    pending: text(segmentsFrom(segments, pendingIdFloor(now))[0]!),
+    cursor: text(segments[segmentOf(segments, cursorId)!]!),
+  };
+}
+
+/**
+ * The list queries of the actions store (store/requests.ts, store/request-list.ts), each as SQL on a table named by
+ * TABLE: on the one table as they run there, on the partitioned one as the walk's first read (when `ranges`).
+ */
+function listQueries(
+  agentId: string,
+  accountId: string,
+  cursor: { created_at: string; id: string },
+  ranges?: WalkRanges,
+) {
+  const within = (range: keyof WalkRanges) => (ranges ? `and (${ranges[range]})` : '');
+  const list = (where: string, range: keyof WalkRanges = 'first') =>
     `select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position from TABLE
-     where agent_id = '${agentId}' ${where} order by created_at desc, id desc limit 50`;
+     where agent_id = '${agentId}' ${where} ${within(range)} order by created_at desc, id desc limit 50`;
   return [
     ['GET /actions', list('')],
-    ['?status=pending', list(`and status = 'pending'`)],
+    ['?status=pending', list(`and status = 'pending'`, 'pending')],
     ['?status=denied', list(`and status = 'denied'`)],
     ['?action_type=legal&status=expired', list(`and action_type = 'legal' and status = 'expired'`)],
-    ['?cursor=(middle)', list(`and (created_at, id) < ('${cursor.created_at}'::timestamptz, '${cursor.id}')`)],
+    [
+      '?cursor=(middle)',
+      list(`and (created_at, id) < ('${cursor.created_at}'::timestamptz, '${cursor.id}')`, 'cursor'),
+    ],
     [
       '/pending heads',
       `select id, quorum_approvals from TABLE where account_id = '${accountId}' and status = 'pending'
-       and expires_at > now() order by risk_rank desc, created_at asc, id asc limit 500`,
+       and expires_at > now() ${ranges ? `and id >= '${pendingIdFloor(Date.now())}'` : ''}
+       order by risk_rank desc, created_at asc, id asc limit 500`,
     ],
   ] as const;
 }
@@ -80,18 +135,23 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 
 /**
  * The database's own time for each list query on the one table (a copy kept from before the conversion) and on the
- * partitioned one, taking turns query by query so that the machine's load falls on both alike.
+ * partitioned one as the walk reads it first, taking turns query by query so that the machine's load falls on both
+ * alike.
  */
-async function interleaved(sql: postgres.Sql, queries: ReturnType<typeof listQueries>, rounds: number) {
-  for (const [name, text] of queries) {
+async function interleaved(
+  sql: postgres.Sql,
+  queries: { oneTable: ReturnType<typeof listQueries>; partitioned: ReturnType<typeof listQueries> },
+  rounds: number,
+) {
+  for (const [index, [name]] of queries.oneTable.entries()) {
     const times: Record<'one table' | 'partitioned', number[]> = { 'one table': [], partitioned: [] };
     for (let i = 0; i < rounds; i++) {
-      for (const [side, table] of [
-        ['one table', 'actions.requests_one_table'],
-        ['partitioned', 'actions.requests'],
+      for (const [side, text] of [
+        ['one table', queries.oneTable[index]![1].replace('TABLE', 'actions.requests_one_table')],
+        ['partitioned', queries.partitioned[index]![1].replace('TABLE', 'actions.requests')],
       ] as const) {
         const began = performance.now();
-        await sql.unsafe(text.replace('TABLE', table), [], { prepare: true });
+        await sql.unsafe(text, [], { prepare: true });
         times[side].push(performance.now() - began);
       }
     }
@@ -212,9 +272,19 @@ export const scaleBench: BenchCase = {
         out(
           `  partitioned online in ${converted.seconds.toFixed(1)} s (swap ${converted.swapMs.toFixed(0)} ms): ${parts} partitions`,
         );
+        // The service reads the partitions' layout at most this often: past it, its lists walk the months.
+        await sleep(LAYOUT_TTL_MS);
         const after = await measure();
         out(`  the database's own time per list query, ${INTERLEAVED_ROUNDS} turns each:`);
-        await interleaved(sql, listQueries(account.agent_id, account.account_id, middle!), INTERLEAVED_ROUNDS);
+        const ranges = await walkRanges(sql, middle!.id);
+        await interleaved(
+          sql,
+          {
+            oneTable: listQueries(account.agent_id, account.account_id, middle!),
+            partitioned: listQueries(account.agent_id, account.account_id, middle!, ranges),
+          },
+          INTERLEAVED_ROUNDS,
+        );
         await sql`drop table actions.requests_one_table`;
         return { before, after };
       } finally {

@@ -3,7 +3,8 @@ import { gatherWrites, isStatementRefused, type Sql, type WriteGathering } from 
 import type { AuditEntry, PendingHead, PendingRow, RequestRow } from '../domain/rows.js';
 import { announce, eventsOf, selectWithEvents, type OutboxRow } from './outbox.js';
 import { insertGatheredCreates, type RequestInsert } from './request-inserts.js';
-import type { ListPosition } from '../domain/list-cursor.js';
+import { pendingIdFloor } from '../domain/list-segments.js';
+import { createAgentListWalk } from './request-list.js';
 
 /** A request that leaves pending by expiry, with the receipt signed for it. */
 export interface Expiry {
@@ -73,24 +74,11 @@ export function createRequestStore(
 
     /**
      * One agent's requests, newest first, after `after` when given (a cursor: the last row of the previous page).
-     * Each filter walks its own index (migration 011) and stops after `limit` rows. `position` is the row's place
-     * in that order, to the microsecond, for the next cursor. The cursor's time goes in as text: a parameter typed
-     * timestamptz would pass through a JavaScript Date and lose its microseconds, and skip rows.
+     * Each filter walks its own index (migration 011) and stops after `limit` rows; on the partitioned table, month
+     * by month from the newest (request-list.ts). `position` is the row's place in that order, to the microsecond,
+     * for the next cursor.
      */
-    async listForAgent(
-      agentId: string,
-      filter: { limit: number; status?: string | null; action_type?: string | null; after?: ListPosition },
-    ): Promise<Array<RequestRow & { position: string }>> {
-      return sql<Array<RequestRow & { position: string }>>`
-        select *, to_char(created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position
-        from actions.requests
-        where agent_id = ${agentId}
-          ${filter.status ? sql`and status = ${filter.status}` : sql``}
-          ${filter.action_type ? sql`and action_type = ${filter.action_type}` : sql``}
-          ${filter.after ? sql`and (created_at, id) < (${filter.after.created_at}::text::timestamptz, ${filter.after.id})` : sql``}
-        order by created_at desc, id desc
-        limit ${filter.limit}`;
-    },
+    listForAgent: createAgentListWalk(sql),
 
     /** An account's pending, unexpired requests: critical first, then oldest first. */
     /**
@@ -98,9 +86,11 @@ export function createRequestStore(
      * is pending (its quorum's approvals). Everything else of an entry is fixed once created (pendingRows).
      */
     async pendingHeads(accountId: string, limit: number): Promise<PendingHead[]> {
+      // Only the months a pending request can lie in are read (each partition's index of pending requests).
       return sql<PendingHead[]>`
         select r.id, r.quorum_approvals from actions.requests r
         where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
+          and r.id >= ${pendingIdFloor(Date.now())}
         order by r.risk_rank desc, r.created_at asc, r.id asc
         limit ${limit}`;
     },
