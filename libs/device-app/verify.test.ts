@@ -65,3 +65,65 @@ describe('device app verification (browser module on WebCrypto)', () => {
     });
   });
 });
+
+describe('device app verification of a chain retention cut', () => {
+  async function signed(typ: string, body: Record<string, unknown>) {
+    return new CompactSign(new TextEncoder().encode(JSON.stringify(body)))
+      .setProtectedHeader({ alg: 'ES256', typ, kid: 'r1' })
+      .sign(privateKey);
+  }
+  const checkpointOf = async (event: { seq: number; hash: string; at: string }, account = 'acc_1') => ({
+    seq: event.seq,
+    hash: event.hash,
+    at: event.at,
+    signature: await signed('aa-audit-checkpoint+jws', {
+      account_id: account,
+      seq: event.seq,
+      hash: event.hash,
+      at: event.at,
+    }),
+  });
+
+  it('verifies what is left from the checkpoint, and refuses one changed, of another account, or not linked', async () => {
+    const { events, head } = await chain(5);
+    const checkpoint = await checkpointOf(events[1]!);
+    expect(await verifyChain(events.slice(2), head, jwks, { checkpoint })).toEqual({ ok: true, seq: 5 });
+    expect(
+      await verifyChain(events.slice(2), head, jwks, { checkpoint: { ...checkpoint, hash: events[0]!.hash } }),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/checkpoint differs/),
+    });
+    expect(
+      await verifyChain(events.slice(2), head, jwks, { checkpoint: await checkpointOf(events[1]!, 'acc_2') }),
+    ).toMatchObject({
+      ok: false,
+    });
+    expect(await verifyChain(events.slice(3), head, jwks, { checkpoint })).toMatchObject({ ok: false, seq: 3 });
+    expect(
+      await verifyChain(events.slice(2), head, jwks, { checkpoint: await checkpointOf(events[0]!) }),
+    ).toMatchObject({
+      ok: false,
+      seq: 2,
+      reason: 'missing',
+    });
+  });
+
+  it('accepts a head at the checkpoint when every event was dropped', async () => {
+    const { events } = await chain(2);
+    const last = events[1]!;
+    const head = {
+      seq: last.seq,
+      hash: last.hash,
+      at: last.at,
+      signature: await signed('aa-audit-head+jws', {
+        account_id: 'acc_1',
+        seq: last.seq,
+        hash: last.hash,
+        at: last.at,
+      }),
+    };
+    expect(await verifyChain([], head, jwks, { checkpoint: await checkpointOf(last) })).toEqual({ ok: true, seq: 2 });
+    expect(await verifyChain([], head, jwks)).toMatchObject({ ok: false, seq: 1 });
+  });
+});

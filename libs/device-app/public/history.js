@@ -133,13 +133,18 @@ export async function renderHistory(api, list) {
   );
 }
 
-/** Reads the whole chain page by page and checks it against its signed head; the verdict in words. */
+/**
+ * Reads the whole chain page by page and checks it against its signed head (from the checkpoint the first page
+ * carries, where retention cut the chain); the verdict in words.
+ */
 export async function checkWholeChain(api) {
   const head = await api.get('/audit/head');
   const events = [];
+  let checkpoint;
   let after = 0;
   for (;;) {
     const page = await api.get(`/audit?after=${after}&limit=500`);
+    checkpoint ??= page.checkpoint;
     events.push(...page.events);
     if (page.next_after === null) break;
     after = page.next_after;
@@ -148,11 +153,13 @@ export async function checkWholeChain(api) {
     events.filter((e) => e.seq <= head.seq),
     head,
     await receiptKeys(),
+    { checkpoint },
   );
+  const from = checkpoint ? ` after the checkpoint the service signed at event ${checkpoint.seq}` : '';
   return verdict.ok
     ? {
         ok: true,
-        text: `✓ Audit chain verified: ${head.seq} events, each linked to the one before, up to the head the service signed.`,
+        text: `✓ Audit chain verified: ${head.seq - (checkpoint?.seq ?? 0)} events${from}, each linked to the one before, up to the head the service signed.`,
       }
     : { ok: false, text: `✗ Audit chain broken at event ${verdict.seq ?? '(head)'}: ${verdict.reason}` };
 }

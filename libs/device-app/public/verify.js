@@ -62,18 +62,28 @@ export function auditEventHash(event, subtle) {
 
 /**
  * Verifies a run of consecutive events and the signed head: each hash, each link, and the head's signature and
- * place. Returns {ok: true, seq} or {ok: false, seq, reason} naming the first broken event.
+ * place. Where retention cut the chain, `checkpoint` (GET /audit's first page carries it) is where it starts: signed
+ * for the head's account (typ aa-audit-checkpoint+jws), the first event right after it and linked to its hash.
+ * Returns {ok: true, seq} or {ok: false, seq, reason} naming the first broken event.
  */
-export async function verifyChain(events, head, jwks, subtle) {
+export async function verifyChain(events, head, jwks, { subtle, checkpoint } = {}) {
   let signed;
+  let cut;
   try {
     signed = (await verifyJws(head.signature, jwks, 'aa-audit-head+jws', subtle)).payload;
   } catch (err) {
     return { ok: false, seq: null, reason: `head: ${err.message}` };
   }
+  try {
+    if (checkpoint) cut = (await verifyJws(checkpoint.signature, jwks, 'aa-audit-checkpoint+jws', subtle)).payload;
+  } catch (err) {
+    return { ok: false, seq: null, reason: `checkpoint: ${err.message}` };
+  }
   if (signed.seq !== head.seq || signed.hash !== head.hash || signed.at !== head.at)
     return { ok: false, seq: null, reason: 'head differs from what its signature covers' };
-  let previous;
+  if (cut && (cut.account_id !== signed.account_id || cut.seq !== checkpoint.seq || cut.hash !== checkpoint.hash))
+    return { ok: false, seq: null, reason: 'checkpoint differs from what its signature covers' };
+  let previous = cut && { seq: cut.seq, hash: cut.hash };
   for (const event of events) {
     if (previous && event.seq !== previous.seq + 1) return { ok: false, seq: previous.seq + 1, reason: 'missing' };
     const expectedPrev = previous ? previous.hash : event.seq === 1 ? ZERO_HASH : event.prev_hash;
@@ -85,6 +95,8 @@ export async function verifyChain(events, head, jwks, subtle) {
       return { ok: false, seq: event.seq, reason: 'differs from the signed head' };
     previous = event;
   }
+  if (cut && (signed.seq < cut.seq || (signed.seq === cut.seq && signed.hash !== cut.hash)))
+    return { ok: false, seq: null, reason: 'the signed head does not lie on the chain after the checkpoint' };
   if ((previous?.seq ?? 0) < signed.seq)
     return { ok: false, seq: (previous?.seq ?? 0) + 1, reason: 'events before the signed head are missing' };
   return { ok: true, seq: signed.seq };
