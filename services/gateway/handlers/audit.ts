@@ -23,7 +23,9 @@ export function auditRoutes(app: FastifyInstance, bus: Bus): void {
     description:
       'Every audit event of the account in `seq` order, `limit` (1-500, default 100) after `after`: each with ' +
       "`prev_hash` (the previous event's hash, 64 zeros before seq 1) and `hash` (SHA-256 of the RFC 8785 " +
-      'canonical JSON of the event without `hash`). `next_after` is the last seq returned, null once nothing is left.',
+      'canonical JSON of the event without `hash`). `next_after` is the last seq returned, null once nothing is left. ' +
+      'Where retention cut the chain it starts after the checkpoint, and the page that starts there carries ' +
+      '`checkpoint`: the last dropped event, signed like the head (typ `aa-audit-checkpoint+jws`).',
     auth: 'device',
     query: AuditQuery,
     response: ep.auditPage.response,
