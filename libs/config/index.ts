@@ -95,6 +95,12 @@ export const ConfigSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(7).max(36_500).optional(),
   /** How often the actions service makes the coming months' partitions (requests, audit) and applies RETENTION_DAYS. */
   PARTITION_UPKEEP_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(3_600_000),
+  /**
+   * Who makes the notifier's and identity's outbound calls (webhooks, Web Push, OAuth client documents): the vault
+   * executor, over the bus, so that it is the one process with a route to the internet (the default); or `direct`,
+   * each service itself.
+   */
+  OUTBOUND_VIA: z.enum(['vault-executor', 'direct']).default('vault-executor'),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule,
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
@@ -251,6 +257,7 @@ export const vaultSettingKeys = slice(
 export const notifierSettingKeys = slice(
   'BUS_CONCURRENCY',
   'ALLOW_INSECURE_HOSTS',
+  'OUTBOUND_VIA',
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_TIMEOUT_MS',
   'WEBHOOK_CONCURRENCY',
@@ -264,6 +271,7 @@ export const identitySettingKeys = slice(
   'BUS_CONCURRENCY',
   // A client ID metadata document at an http URL is fetched only from these hosts (local development).
   'ALLOW_INSECURE_HOSTS',
+  'OUTBOUND_VIA',
   'OAUTH_ACCESS_TOKEN_TTL_SECONDS',
   'OAUTH_REFRESH_TOKEN_TTL_SECONDS',
 );

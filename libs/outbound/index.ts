@@ -11,3 +11,10 @@ export {
   type OutboundRequest,
   type OutboundResponse,
 } from './client.js';
+export {
+  createRelayedClient,
+  type RelayedAnswer,
+  type RelayedCall,
+  type RelayedClientOptions,
+  serviceOutboundClient,
+} from './relayed-client.js';

@@ -1,10 +1,10 @@
 import type { Bus } from '@agent-auth/bus';
 import type { IdentitySettings } from '@agent-auth/config';
-import { identityEndpoints, identityRevoked } from '@agent-auth/contracts';
+import { identityEndpoints, identityRevoked, vaultEndpoints } from '@agent-auth/contracts';
 import { packageDir, type Sql } from '@agent-auth/db';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { createOutboundClient } from '@agent-auth/outbound';
+import { serviceOutboundClient } from '@agent-auth/outbound';
 import { agentsOverBus } from './adapters/agents.js';
 import { clientDocumentsOver, MAX_DOCUMENT_BYTES } from './adapters/client-documents.js';
 import { oauthHandlers } from './handlers/oauth.js';
@@ -24,11 +24,16 @@ import { startPruner } from './workers/pruner.js';
  */
 export async function startIdentityService(input: { bus: Bus; sql: Sql; settings: IdentitySettings; log: Logger }) {
   const { bus, sql, settings, log } = input;
-  const outbound = createOutboundClient({
-    allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
-    connectTimeoutMs: 3_000,
-    responseTimeoutMs: 5_000,
-    maxResponseBytes: MAX_DOCUMENT_BYTES,
+  // Client ID metadata documents are fetched through the vault executor unless OUTBOUND_VIA=direct.
+  const outbound = serviceOutboundClient({
+    via: settings.OUTBOUND_VIA,
+    options: {
+      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
+      connectTimeoutMs: 3_000,
+      responseTimeoutMs: 5_000,
+      maxResponseBytes: MAX_DOCUMENT_BYTES,
+    },
+    relay: (call) => bus.request(vaultEndpoints.relay, call, { timeoutMs: 10_000 }),
   });
   const deps: IdentityDeps = {
     clients: createClientStore(sql),

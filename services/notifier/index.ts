@@ -1,10 +1,10 @@
 import type { Bus } from '@agent-auth/bus';
 import type { NotifierSettings } from '@agent-auth/config';
-import { notifierEndpoints } from '@agent-auth/contracts';
+import { notifierEndpoints, vaultEndpoints } from '@agent-auth/contracts';
 import { migrate, packageDir, type Sql } from '@agent-auth/db';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { createOutboundClient } from '@agent-auth/outbound';
+import { serviceOutboundClient } from '@agent-auth/outbound';
 import { webPushProvider } from './adapters/push.js';
 import type { WebhookPoster } from './adapters/webhook-poster.js';
 import { actionEventHandler } from './handlers/events.js';
@@ -22,6 +22,8 @@ export type { WebhookPoster } from './adapters/webhook-poster.js';
 /** The durable consumer every notifier process joins: they share its events (queue semantics). */
 export const NOTIFIER_CONSUMER = 'notifier';
 const MAX_RESPONSE_BYTES = 256 * 1024; // a receiver's answer is read and dropped; beyond this the attempt fails
+/** A relayed call's bus reply may come this much after the call's own limits (the hop there and back). */
+const RELAY_MARGIN_MS = 2_000;
 
 /**
  * Migrates the notifier schema, consumes action events (webhook jobs, push notices), delivers webhooks with
@@ -37,15 +39,24 @@ export async function startNotifierService(input: {
   const { bus, sql, settings, log } = input;
   // Before the event consumer starts: its jobs are written to these tables.
   await migrate(sql, { schema: 'notifier', dir: `${packageDir(import.meta.url)}/store/migrations`, log });
-  // Webhooks and push endpoints are outbound calls to addresses others choose: the SSRF-safe client makes them.
-  // The receiver has WEBHOOK_TIMEOUT_MS to answer once connected; connecting (TLS included) may take 3 s more.
+  // Webhooks and push endpoints are outbound calls to addresses others choose: the SSRF-safe client makes them, in
+  // the vault executor unless OUTBOUND_VIA=direct. The receiver has WEBHOOK_TIMEOUT_MS to answer once connected;
+  // connecting (TLS included) may take 3 s more.
+  const connectTimeoutMs = Math.min(3_000, settings.WEBHOOK_TIMEOUT_MS);
   const poster =
     input.poster ??
-    createOutboundClient({
-      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
-      connectTimeoutMs: Math.min(3_000, settings.WEBHOOK_TIMEOUT_MS),
-      responseTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
-      maxResponseBytes: MAX_RESPONSE_BYTES,
+    serviceOutboundClient({
+      via: settings.OUTBOUND_VIA,
+      options: {
+        allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
+        connectTimeoutMs,
+        responseTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+      },
+      relay: (call) =>
+        bus.request(vaultEndpoints.relay, call, {
+          timeoutMs: connectTimeoutMs + settings.WEBHOOK_TIMEOUT_MS + RELAY_MARGIN_MS,
+        }),
     });
   const deps: NotifierDeps = {
     bus,

@@ -1,7 +1,7 @@
 // What the Kubernetes manifests promise beyond their schemas (bin/check-manifests.mjs checks those in `npm run lint`),
 // on what `kubectl kustomize` renders of each overlay: every service probed for readiness on /readyz, scaled by a
 // HorizontalPodAutoscaler and kept up by a PodDisruptionBudget; NATS three servers with JetStream that every service
-// is given; internet egress for the vault executor and the notifier only, and HTTPS for identity; secrets only by
+// is given; internet egress for the vault executor alone (it relays the other services' calls); secrets only by
 // reference.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -109,7 +109,7 @@ describe.skipIf(!kubectl)(`deploy/kubernetes overlays${kubectl ? '' : ' (skipped
         },
       );
 
-      it('lets the vault executor and the notifier reach the internet, identity on TCP 443 only, and no other pod', () => {
+      it('lets the vault executor, and no other pod, reach the internet, never its private ranges', () => {
         const policies = of('NetworkPolicy');
         const denyAll = policies.find((p) => p.metadata.name === 'default-deny-egress');
         expect(denyAll.spec.podSelector).toEqual({});
@@ -118,13 +118,18 @@ describe.skipIf(!kubectl)(`deploy/kubernetes overlays${kubectl ? '' : ' (skipped
           labels: w.spec.template.metadata.labels as Record<string, string>,
         }));
         const outbound = pods.filter((p) => internetRules(policies, p.labels).length);
-        expect(outbound.map((p) => p.name).sort()).toEqual(['identity', 'notifier', 'vault-executor']);
-        // Identity fetches OAuth clients' metadata documents (https URLs): every rule it has out is TCP 443 alone.
-        const identity = outbound.find((p) => p.name === 'identity')!;
-        for (const rule of internetRules(policies, identity.labels))
-          expect(rule.ports).toEqual([{ protocol: 'TCP', port: 443 }]);
-        // And the private, link-local and loopback ranges stay out of reach.
-        const ranges = internetRules(policies, identity.labels).flatMap((rule) =>
+        expect(outbound.map((p) => p.name)).toEqual(['vault-executor']);
+        // The services whose calls it relays are not told to make them themselves.
+        for (const config of of('ConfigMap'))
+          expect(config.data?.OUTBOUND_VIA ?? 'vault-executor').toBe('vault-executor');
+        for (const relayed of ['notifier', 'identity']) {
+          const env = named('Deployment', relayed).spec.template.spec.containers[0].env ?? [];
+          expect(env.find((e: K8sObject) => e.name === 'OUTBOUND_VIA')?.value ?? 'vault-executor').toBe(
+            'vault-executor',
+          );
+        }
+        // The private, link-local and loopback ranges stay out of reach.
+        const ranges = internetRules(policies, outbound[0]!.labels).flatMap((rule) =>
           rule.to.map((to: K8sObject) => to.ipBlock),
         );
         for (const block of ranges)

@@ -40,7 +40,49 @@ export function newCredentialOf(device: DevicePrincipal, body: CreateCredentialB
   };
 }
 
-/** The vault executor's message catalog: credentials (device), services and execution (agent). */
+/** How long an outbound call may take and how much of its answer is read; the caller's own, bounded here. */
+export const RelayLimits = z.object({
+  connect_timeout_ms: z.number().int().min(100).max(30_000),
+  response_timeout_ms: z.number().int().min(100).max(120_000),
+  max_response_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(16 * 1024 * 1024),
+});
+export type RelayLimits = z.infer<typeof RelayLimits>;
+
+/**
+ * vault.relay: one outbound HTTP call made for another service of the system (webhooks and Web Push for the
+ * notifier, OAuth client ID metadata documents for identity), so that the vault executor is the only process that
+ * reaches the internet. The same SSRF rules apply as to a vault execution; no credential is involved.
+ */
+export const RelayRequest = z.object({
+  url: z.string().max(4096),
+  method: z.string().max(16),
+  headers: z.record(z.string(), z.string()),
+  body_base64: z.string().nullable(),
+  limits: RelayLimits,
+});
+export type RelayRequest = z.infer<typeof RelayRequest>;
+
+/** The upstream's answer, or why there was none (the outbound client's failure kinds; `detail` safe to store). */
+export const RelayResult = z.discriminatedUnion('answered', [
+  z.object({
+    answered: z.literal(true),
+    status_code: z.number().int(),
+    headers: z.record(z.string(), z.string()),
+    body_base64: z.string(),
+  }),
+  z.object({
+    answered: z.literal(false),
+    kind: z.enum(['refused', 'timeout', 'too_large', 'upstream']),
+    detail: z.string(),
+  }),
+]);
+export type RelayResult = z.infer<typeof RelayResult>;
+
+/** The vault executor's message catalog: credentials (device), services and execution (agent), and the relay. */
 export const vaultEndpoints = {
   health: defineEndpoint('vault', 'health', Empty, z.object({ ok: z.literal(true) })),
   // v2: a NewCredential of its own (v1 carried the HTTP body).
@@ -56,4 +98,5 @@ export const vaultEndpoints = {
   execute: confidential(
     defineEndpoint('vault', 'execute', z.object({ agent: AgentPrincipal, request_id: ById }), VaultExecutionResult),
   ),
+  relay: defineEndpoint('vault', 'relay', RelayRequest, RelayResult),
 } as const;
