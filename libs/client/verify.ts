@@ -33,6 +33,8 @@ export interface ReceiptClaims {
   request_hash: string | null;
   policy_version: string;
   device_id?: string;
+  /** The member the device belongs to: the person who answered. */
+  member_id?: string;
   device_signature?: string | null;
 }
 

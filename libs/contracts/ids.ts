@@ -39,6 +39,8 @@ export const idPrefixes = {
   grant: 'grt_',
   policy: 'pol_',
   executionClaim: 'clm_',
+  member: 'mem_',
+  invite: 'inv_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

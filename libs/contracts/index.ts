@@ -6,6 +6,7 @@ export * from './content-hash.js';
 export * from './receipts.js';
 export * from './http/actions.js';
 export * from './http/identities.js';
+export * from './http/members.js';
 export * from './http/passkeys.js';
 export * from './http/policy.js';
 export * from './http/conditions.js';

@@ -181,6 +181,11 @@ export const errors = {
     (host: string, service: string) => `Host '${host}' is not in the allowed_hosts of service '${service}'`,
   ),
   outboundRefused: entry('outbound_refused', 403, (reason: string) => reason),
+  roleForbidden: entry(
+    'role_forbidden',
+    403,
+    (role: string, what: string, needs: string) => `A member with the ${role} role may not ${what}: it takes ${needs}`,
+  ),
 
   // 404: nothing of that id is visible to the caller (another account's ids look the same).
   actionNotFound: entry('action_not_found', 404, (id: string) => `Action request '${id}' not found`),
@@ -197,6 +202,8 @@ export const errors = {
   grantNotFound: entry('grant_not_found', 404, (id: string) => `Grant '${id}' not found`),
   policyNotFound: entry('policy_not_found', 404, (id: string) => `Policy '${id}' not found`),
   credentialNotFound: entry('credential_not_found', 404, (id: string) => `Credential '${id}' not found`),
+  memberNotFound: entry('member_not_found', 404, (id: string) => `Member '${id}' not found`),
+  inviteNotFound: entry('invite_not_found', 404, () => 'No invite with that code: check it, or ask for a new invite'),
   serviceCredentialNotFound: entry(
     'service_credential_not_found',
     404,
@@ -229,6 +236,21 @@ export const errors = {
     409,
     () => 'This device has already approved this request; the quorum needs approvals from other devices',
   ),
+  quorumSameMember: entry(
+    'quorum_same_member',
+    409,
+    () =>
+      'Another device of the same member has already approved this request; the quorum counts people, and needs ' +
+      'approvals from other members',
+  ),
+  lastOwner: entry(
+    'last_owner',
+    409,
+    (what: string) => `Cannot ${what}: an account always has at least one owner; make another member owner first`,
+  ),
+  inviteUsed: entry('invite_used', 409, () => 'This invite was used already: each code lets one device join'),
+  inviteExpired: entry('invite_expired', 409, () => 'This invite has expired: ask for a new invite'),
+  memberEmailTaken: entry('member_email_taken', 409, () => 'Another member of the account has this email'),
   alreadyExecuted: entry(
     'already_executed',
     409,

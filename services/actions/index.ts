@@ -10,11 +10,13 @@ import { accountHandlers } from './handlers/accounts.js';
 import { actionHandlers } from './handlers/actions.js';
 import { executionHandlers } from './handlers/execution.js';
 import { identityHandlers } from './handlers/identities.js';
+import { memberHandlers } from './handlers/members.js';
 import { passkeyHandlers } from './handlers/passkeys.js';
 import { webhookHandlers } from './handlers/webhooks.js';
 import { createAccountStore } from './store/accounts.js';
 import { createIdempotencyStore } from './store/idempotency.js';
 import { createIdentityStore } from './store/identities.js';
+import { createMemberStore } from './store/members.js';
 import { createOutboxStore } from './store/outbox.js';
 import { createPasskeyStore } from './store/passkeys.js';
 import { createRequestStore } from './store/requests.js';
@@ -78,6 +80,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     policy: input.policy ?? noAutomaticDecisions,
     requests: createRequestStore(sql, (events) => relay?.committed(events)),
     identities: createIdentityStore(sql),
+    members: createMemberStore(sql),
     totp: createTotpStore(sql),
     accounts: createAccountStore(sql),
     passkeys: createPasskeyStore(sql),
@@ -99,6 +102,7 @@ export async function startActionsService(input: ActionsServiceInput) {
     health: actionsEndpoints.health,
     handlers: [
       ...identityHandlers(useCases),
+      ...memberHandlers(useCases),
       ...accountHandlers(useCases),
       ...actionHandlers(useCases),
       ...toolCallHandlers(useCases),

@@ -11,6 +11,7 @@ import { frameworkErrorOptions, installErrorHandling } from './handlers/http-err
 import { hookRoutes } from './handlers/hooks.js';
 import { actionRoutes } from './handlers/actions.js';
 import { identityRoutes } from './handlers/identities.js';
+import { memberRoutes } from './handlers/members.js';
 import { passkeyRoutes } from './handlers/passkeys.js';
 import { policyRoutes } from './handlers/policy.js';
 import { vaultRoutes } from './handlers/vault.js';
@@ -131,6 +132,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     async (api) => {
       const streams = eventStreams(api, deps.config.DEVICE_STREAM_HEARTBEAT_MS);
       identityRoutes(api, deps.bus);
+      memberRoutes(api, deps.bus);
       actionRoutes(api, deps.bus, waits, deps.config);
       hookRoutes(api, deps.bus, waits);
       passkeyRoutes(api, deps.bus, deps.config);

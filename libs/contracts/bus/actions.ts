@@ -38,6 +38,15 @@ import {
   RelyingParty,
 } from '../http/passkeys.js';
 import { GrantView } from '../http/grants.js';
+import {
+  type CreateMemberBody,
+  Joined,
+  MemberCreated,
+  MemberList,
+  MemberRole,
+  MemberView,
+  type UpdateMemberBody,
+} from '../http/members.js';
 import { AuditHead, AuditPage, type AuditQuery, AuditTrail, Jwks } from '../receipts.js';
 import { ActionStatus, ActionType, Plan, RiskLevel } from '../enums.js';
 
@@ -45,8 +54,15 @@ import { ActionStatus, ActionType, Plan, RiskLevel } from '../enums.js';
 export const AgentPrincipal = z.object({ account_id: z.string(), agent_id: z.string() });
 export type AgentPrincipal = z.infer<typeof AgentPrincipal>;
 
-/** Who an authenticated device is; device_ref is a non-secret handle (never the device id itself). */
-export const DevicePrincipal = z.object({ account_id: z.string(), device_ref: z.string() });
+/** A device of an account by its non-secret handle, device_ref (never the device id itself). */
+export const DeviceRef = z.object({ account_id: z.string(), device_ref: z.string() });
+export type DeviceRef = z.infer<typeof DeviceRef>;
+
+/**
+ * Who an authenticated device is: the device, the member it belongs to and that member's role, which the gateway
+ * checks every route against (docs/security.md, Roles).
+ */
+export const DevicePrincipal = DeviceRef.extend({ member_id: z.string(), role: MemberRole });
 export type DevicePrincipal = z.infer<typeof DevicePrincipal>;
 
 /**
@@ -331,6 +347,45 @@ export function auditPageRequestOf(device: DevicePrincipal, query: AuditQuery): 
   return { device, after: query.after, limit: query.limit };
 }
 
+/** actions.create_member: a device of an owner or admin invites a person. */
+export const NewMember = z.object({
+  device: DevicePrincipal,
+  name: z.string(),
+  email: z.string().nullable(),
+  role: MemberRole,
+});
+export type NewMember = z.infer<typeof NewMember>;
+
+/** The bus message of a validated POST /members body. */
+export function newMemberOf(device: DevicePrincipal, body: CreateMemberBody): NewMember {
+  return { device, name: body.name, email: body.email ?? null, role: body.role };
+}
+
+/** actions.join_member: a new device joins with an invite's code (no device yet). */
+export const JoinRequest = z.object({ code: z.string(), device_name: z.string().nullable() });
+export type JoinRequest = z.infer<typeof JoinRequest>;
+
+/** actions.update_member: the fields to change, absent (undefined) where unchanged; email null clears it. */
+export const MemberChange = z.object({
+  device: DevicePrincipal,
+  member_id: ById,
+  name: z.string().optional(),
+  email: z.string().nullable().optional(),
+  role: MemberRole.optional(),
+});
+export type MemberChange = z.infer<typeof MemberChange>;
+
+/** The bus message of a validated PATCH /members/{member_id} body. */
+export function memberChangeOf(device: DevicePrincipal, memberId: string, body: UpdateMemberBody): MemberChange {
+  return {
+    device,
+    member_id: memberId,
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.email !== undefined ? { email: body.email } : {}),
+    ...(body.role !== undefined ? { role: body.role } : {}),
+  };
+}
+
 /** One vault execution attempt's claim on an approved request: claim_id is the attempt's own random id. */
 export const ExecutionClaim = z.object({ agent: AgentPrincipal, request_id: ById, claim_id: ById });
 export type ExecutionClaim = z.infer<typeof ExecutionClaim>;
@@ -413,7 +468,8 @@ export const actionsEndpoints = {
   createAccount: confidential(defineEndpoint('actions', 'create_account', NewAccount, AccountCreated, 2)),
   createDevice: confidential(defineEndpoint('actions', 'create_device', AddDeviceRequest, DeviceCreated, 2)),
   createAgent: confidential(defineEndpoint('actions', 'create_agent', NewAgent, AgentCreated, 2)),
-  listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DevicePrincipal }), AgentList),
+  // Listing needs only the account: the identity service asks it for a connection's consenting device.
+  listAgents: defineEndpoint('actions', 'list_agents', z.object({ device: DeviceRef }), AgentList),
   deleteAgent: defineEndpoint(
     'actions',
     'delete_agent',
@@ -503,4 +559,17 @@ export const actionsEndpoints = {
   auditPage: defineEndpoint('actions', 'audit_page', AuditPageRequest, AuditPage, 2),
   auditTrail: defineEndpoint('actions', 'audit_trail', z.object({ device: DevicePrincipal, id: ById }), AuditTrail),
   auditHead: defineEndpoint('actions', 'audit_head', z.object({ device: DevicePrincipal }), AuditHead),
+
+  // Members of the account (docs/api-guide.md, Teams): an invite's code and a joined device's id are in their answers
+  // only, kept per call, sealed.
+  createMember: confidential(defineEndpoint('actions', 'create_member', NewMember, MemberCreated)),
+  joinMember: confidential(defineEndpoint('actions', 'join_member', JoinRequest, Joined)),
+  listMembers: defineEndpoint('actions', 'list_members', z.object({ device: DevicePrincipal }), MemberList),
+  updateMember: defineEndpoint('actions', 'update_member', MemberChange, MemberView),
+  removeMember: defineEndpoint(
+    'actions',
+    'remove_member',
+    z.object({ device: DevicePrincipal, member_id: ById }),
+    Deleted,
+  ),
 } as const;

@@ -3,7 +3,9 @@ import { defineEvent } from './envelope.js';
 
 /**
  * Broadcast when an agent key, a device or an OAuth connection (its access tokens) is revoked, so every gateway drops
- * it from its auth cache at once; the identity service also ends the connections of a revoked agent.
+ * it from its auth cache at once; the identity service also ends the connections of a revoked agent. `member_id`: a
+ * member removed (their devices revoked) or given another role, so every gateway drops their devices' principals and
+ * reads the role again.
  */
 export const identityRevoked = defineEvent(
   'identity_revoked',
@@ -11,6 +13,7 @@ export const identityRevoked = defineEvent(
     agent_id: z.string().optional(),
     device_ref: z.string().optional(),
     connection_id: z.string().optional(),
+    member_id: z.string().optional(),
   }),
 );
 

@@ -104,16 +104,20 @@ export const SpendingLimitExceeded = z.object({
   requested: z.number(),
 });
 
-/** One device's approval of a request under a quorum rule. */
+/**
+ * One device's approval of a request under a quorum rule, with the member it belongs to (null only on approvals made
+ * before accounts had members; the quorum counts members).
+ */
 export const QuorumApproval = z.object({
   device_id: z.string(),
+  member_id: z.string().nullable(),
   method: z.string(),
   at: z.string(),
   signed: z.boolean(),
 });
 export type QuorumApproval = z.infer<typeof QuorumApproval>;
 
-/** How far a request under a quorum rule is: `required` distinct devices, the approvals so far. */
+/** How far a request under a quorum rule is: `required` distinct members, the approvals so far. */
 export const QuorumView = z.object({ required: z.number().int(), approvals: z.array(QuorumApproval) });
 export type QuorumView = z.infer<typeof QuorumView>;
 
@@ -146,7 +150,7 @@ export const ActionView = z.object({
   spending_limit_exceeded: SpendingLimitExceeded.optional(),
   /** The signed receipt (compact JWS, docs/security.md) once the request has left pending; null while pending. */
   receipt: z.string().nullable(),
-  /** Under a quorum rule: how many distinct devices must approve and the approvals so far; else null. */
+  /** Under a quorum rule: how many distinct members must approve and the approvals so far; else null. */
   quorum: QuorumView.nullable(),
   /** Approved with changes: the tool input the holder edited, which the agent's tool runs with. */
   updated_input: z.record(z.string(), z.unknown()).optional(),

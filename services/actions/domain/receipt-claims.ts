@@ -1,8 +1,10 @@
 import type { RequestRow } from './rows.js';
 
-/** Who resolved a request when it was a device: its public reference and the signature it sent (or null). */
+/** Who resolved a request when it was a device: its public reference, its member and the signature it sent (or null). */
 export interface DeviceResolution {
   device_id: string;
+  /** The member the device belongs to: the person who answered. */
+  member_id?: string;
   device_signature: string | null;
   /** Set when a passkey verified the holder. */
   user_verified?: true;

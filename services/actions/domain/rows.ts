@@ -61,9 +61,29 @@ export interface AgentRow {
 export interface DeviceRow {
   ref: string;
   account_id: string;
+  member_id: string;
   name: string | null;
   public_key: string | null;
   created_at: Date;
+}
+
+/** A working device with its member's role, as authentication reads it. */
+export interface MemberDeviceRow {
+  ref: string;
+  account_id: string;
+  member_id: string;
+  role: 'owner' | 'admin' | 'approver' | 'auditor';
+}
+
+/** A row of actions.members. */
+export interface MemberRow {
+  id: string;
+  account_id: string;
+  name: string;
+  email: string | null;
+  role: 'owner' | 'admin' | 'approver' | 'auditor';
+  created_at: Date;
+  removed_at: Date | null;
 }
 
 /** A pending request as the device's list reads it: the columns it shows, and its agent's name. */

@@ -31,7 +31,9 @@ const row: RequestRow = {
   policy_version: null,
   receipt: null,
   quorum_required: 2,
-  quorum_approvals: [{ device_id: 'dev_1', method: 'totp', at: '2026-11-23T10:01:00.000Z', signed: false }],
+  quorum_approvals: [
+    { device_id: 'dev_1', member_id: 'mem_1', method: 'totp', at: '2026-11-23T10:01:00.000Z', signed: false },
+  ],
   agent_name: 'Shopper',
 };
 
@@ -59,6 +61,13 @@ describe('the pending list entry', () => {
     expect(now.quorum).toEqual({ required: 2, approvals: row.quorum_approvals });
     expect({ ...now, quorum: null }).toEqual({ ...kept, quorum: null });
     expect(kept.quorum?.approvals).toEqual([]);
+  });
+
+  it('names no member for an approval stored before accounts had members', () => {
+    const stored = [{ device_id: 'dev_1', method: 'totp', at: '2026-11-23T10:01:00.000Z', signed: false }];
+    const kept = toPendingItem({ ...row, agent_name: 'Shopper' }, {}, null);
+    const now = currentPendingItem(kept, stored as never);
+    expect(now.quorum?.approvals).toEqual([{ ...stored[0], member_id: null }]);
   });
 
   it('is the kept entry itself when the request has no quorum', () => {

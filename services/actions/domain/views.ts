@@ -31,11 +31,21 @@ export function toActionView(row: RequestRow, metadata: Metadata, updatedInput?:
     user_verified: row.user_verified ?? false,
     passkey_id: row.passkey_id ?? null,
     receipt: row.receipt ?? null,
-    quorum: row.quorum_required ? { required: row.quorum_required, approvals: row.quorum_approvals ?? [] } : null,
+    quorum: row.quorum_required
+      ? { required: row.quorum_required, approvals: withMembers(row.quorum_approvals) }
+      : null,
   };
   if (row.spending_limit_exceeded) view.spending_limit_exceeded = row.spending_limit_exceeded;
   if (updatedInput) view.updated_input = updatedInput;
   return view;
+}
+
+/** A quorum's approvals as the contract has them: an approval stored before accounts had members names none. */
+function withMembers(approvals: QuorumApproval[] | null | undefined): QuorumApproval[] {
+  if (!approvals) return [];
+  return approvals.every((a) => a.member_id !== undefined)
+    ? approvals
+    : approvals.map((a) => ({ ...a, member_id: a.member_id ?? null }));
 }
 
 /**
@@ -65,7 +75,7 @@ export function toPendingItem(
     status: 'pending',
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
-    quorum: row.quorum_required ? { required: row.quorum_required, approvals: approvals ?? [] } : null,
+    quorum: row.quorum_required ? { required: row.quorum_required, approvals: withMembers(approvals) } : null,
     agent_name: row.agent_name,
   };
 }
@@ -75,5 +85,7 @@ export function toPendingItem(
  * request that changes). The kept entry is shared, so it is never changed in place.
  */
 export function currentPendingItem(kept: PendingItem, approvals: QuorumApproval[] | null | undefined): PendingItem {
-  return kept.quorum ? { ...kept, quorum: { required: kept.quorum.required, approvals: approvals ?? [] } } : kept;
+  return kept.quorum
+    ? { ...kept, quorum: { required: kept.quorum.required, approvals: withMembers(approvals) } }
+    : kept;
 }

@@ -8,7 +8,7 @@ export function accountHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.getAccount, ({ device }) => uc.accounts.view(device.account_id)),
     handle(ep.setPlan, ({ device, plan }, ctx) => uc.accounts.setPlan(device, plan, ctx)),
     // Kept per call, sealed: a resend gets the secret the first send stored, not 409 totp_already_configured.
-    handleOnce(ep.enrollTotp, ({ device }) => uc.totp.enroll(device.account_id, `device:${device.device_ref}`)),
+    handleOnce(ep.enrollTotp, ({ device }) => uc.totp.enroll(device)),
     handle(ep.setPublicKey, ({ device, public_key }) => uc.accounts.setPublicKey(device, public_key)),
   ];
 }

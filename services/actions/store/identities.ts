@@ -1,19 +1,30 @@
 import type { Sql } from '@agent-auth/db';
-import type { AgentRow, DeviceRow } from '../domain/rows.js';
+import type { AgentRow, DeviceRow, MemberDeviceRow } from '../domain/rows.js';
+
+/** A new device as stored: the hash of its id, never the id. */
+export interface StoredDevice {
+  ref: string;
+  idHash: string;
+  name: string | null;
+  publicKey: string | null;
+}
 
 /** Persistence of accounts, devices and agents. */
 export function createIdentityStore(sql: Sql) {
   return {
-    /** Creates an account with its first device and first agent in one transaction. */
+    /** Creates an account with its owner, their first device and the first agent in one transaction. */
     async createAccount(input: {
       accountId: string;
-      device: { ref: string; idHash: string; name: string | null; publicKey: string | null };
+      ownerId: string;
+      device: StoredDevice;
       agent: { id: string; name: string; keyId: string; keyHash: string; webhookSecretEnc: string };
     }): Promise<void> {
       await sql.begin(async (tx) => {
         await tx`insert into actions.accounts (id) values (${input.accountId})`;
-        await tx`insert into actions.devices (ref, id_hash, account_id, name, public_key)
-                 values (${input.device.ref}, ${input.device.idHash}, ${input.accountId}, ${input.device.name}, ${input.device.publicKey})`;
+        await tx`insert into actions.members (id, account_id, name, role)
+                 values (${input.ownerId}, ${input.accountId}, 'Owner', 'owner')`;
+        await tx`insert into actions.devices (ref, id_hash, account_id, member_id, name, public_key)
+                 values (${input.device.ref}, ${input.device.idHash}, ${input.accountId}, ${input.ownerId}, ${input.device.name}, ${input.device.publicKey})`;
         await tx`insert into actions.agents (id, account_id, name, key_id, key_hash, webhook_secret_enc)
                  values (${input.agent.id}, ${input.accountId}, ${input.agent.name}, ${input.agent.keyId}, ${input.agent.keyHash}, ${input.agent.webhookSecretEnc})`;
         await tx`insert into actions.audit_events (account_id, event, actor, detail)
@@ -21,18 +32,20 @@ export function createIdentityStore(sql: Sql) {
       });
     },
 
+    /** Adds a device to a member of the account (the calling device's own member). */
     async addDevice(
-      accountId: string,
-      device: { ref: string; idHash: string; name: string | null; publicKey: string | null },
+      owner: { accountId: string; memberId: string },
+      device: StoredDevice,
       actor: string,
     ): Promise<DeviceRow> {
+      const { accountId, memberId } = owner;
       return sql.begin(async (tx) => {
         const [row] = await tx<DeviceRow[]>`
-          insert into actions.devices (ref, id_hash, account_id, name, public_key)
-          values (${device.ref}, ${device.idHash}, ${accountId}, ${device.name}, ${device.publicKey})
-          returning ref, account_id, name, public_key, created_at`;
+          insert into actions.devices (ref, id_hash, account_id, member_id, name, public_key)
+          values (${device.ref}, ${device.idHash}, ${accountId}, ${memberId}, ${device.name}, ${device.publicKey})
+          returning ref, account_id, member_id, name, public_key, created_at`;
         await tx`insert into actions.audit_events (account_id, event, actor, detail)
-                 values (${accountId}, 'device_added', ${actor}, ${sql.json({ device_ref: device.ref })})`;
+                 values (${accountId}, 'device_added', ${actor}, ${sql.json({ device_ref: device.ref, member_id: memberId })})`;
         return row!;
       });
     },
@@ -99,7 +112,7 @@ export function createIdentityStore(sql: Sql) {
       const [row] = await sql<DeviceRow[]>`
         with changed as (
           update actions.devices set public_key = ${publicKey} where ref = ${ref} and revoked_at is null
-          returning ref, account_id, name, public_key, created_at
+          returning ref, account_id, member_id, name, public_key, created_at
         ), logged as (
           -- The public key goes into the audit chain, so an auditor can check a device's signed approvals from it alone.
           insert into actions.audit_events (account_id, event, actor, detail)
@@ -109,9 +122,12 @@ export function createIdentityStore(sql: Sql) {
       return row;
     },
 
-    async deviceByIdHash(idHash: string): Promise<DeviceRow | undefined> {
-      const [row] = await sql<DeviceRow[]>`
-        select ref, account_id, name, public_key, created_at from actions.devices where id_hash = ${idHash} and revoked_at is null`;
+    /** A working device by the hash of its id, with its member's role; none once it or its member is removed. */
+    async deviceByIdHash(idHash: string): Promise<MemberDeviceRow | undefined> {
+      const [row] = await sql<MemberDeviceRow[]>`
+        select d.ref, d.account_id, d.member_id, m.role
+        from actions.devices d join actions.members m on m.id = d.member_id
+        where d.id_hash = ${idHash} and d.revoked_at is null and m.removed_at is null`;
       return row;
     },
   };

@@ -168,8 +168,8 @@ export function createRequestStore(
     },
 
     /**
-     * Adds one device's approval to a pending request under a quorum rule, with its audit entry, unless
-     * that device approved it already or the quorum is complete: undefined then (or when it is not pending). The
+     * Adds one device's approval to a pending request under a quorum rule, with its audit entry, unless that device
+     * or its member approved it already or the quorum is complete: undefined then (or when it is not pending). The
      * conditional update is what lets exactly one approval complete the quorum, however many race.
      */
     async addQuorumApproval(
@@ -184,6 +184,7 @@ export function createRequestStore(
           where id = ${id} and account_id = ${accountId} and status = 'pending' and expires_at > now()
             and quorum_required is not null and jsonb_array_length(quorum_approvals) < quorum_required
             and not quorum_approvals @> ${sql.json([{ device_id: approval.device_id }] as never)}::jsonb
+            and not quorum_approvals @> ${sql.json([{ member_id: approval.member_id }] as never)}::jsonb
           returning *
         ), logged as (
           insert into actions.audit_events (request_id, account_id, event, actor, detail)

@@ -5,6 +5,7 @@ import type { PolicyDecider } from '../adapters/policy.js';
 import type { ActionsSettings } from '@agent-auth/config';
 import type { AccountStore } from '../store/accounts.js';
 import type { IdentityStore } from '../store/identities.js';
+import type { MemberStore } from '../store/members.js';
 import type { RequestStore } from '../store/requests.js';
 import type { TotpStore } from '../store/totp.js';
 import type { PasskeyStore } from '../store/passkeys.js';
@@ -26,6 +27,7 @@ export interface ActionsDeps {
   policy: PolicyDecider;
   requests: RequestStore;
   identities: IdentityStore;
+  members: MemberStore;
   totp: TotpStore;
   accounts: AccountStore;
   passkeys: PasskeyStore;

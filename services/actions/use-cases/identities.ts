@@ -30,7 +30,7 @@ function newDeviceRef(): string {
 }
 
 /** A new device: its id (returned once) and what is stored of it. */
-function newDevice(asked: NewDevice) {
+export function newDevice(asked: NewDevice) {
   const deviceId = newDeviceId();
   const publicKey = normalizePublicKey(asked.public_key);
   return {
@@ -58,7 +58,13 @@ export function createIdentities(deps: Deps) {
       const accountId = newId('account');
       const device = newDevice(firstDevice);
       const agent = await newAgentSecrets(newId('agent'));
-      await identities.createAccount({ accountId, device: device.stored, agent: { ...agent.row, name: 'default' } });
+      // The account's first device is its owner's.
+      await identities.createAccount({
+        accountId,
+        ownerId: newId('member'),
+        device: device.stored,
+        agent: { ...agent.row, name: 'default' },
+      });
       return {
         account_id: accountId,
         device_id: device.deviceId,
@@ -69,9 +75,11 @@ export function createIdentities(deps: Deps) {
       };
     },
 
+    /** Another device of the calling device's member. */
     async createDevice(by: DevicePrincipal, asked: NewDevice): Promise<DeviceCreated> {
       const device = newDevice(asked);
-      const row = await identities.addDevice(by.account_id, device.stored, `device:${by.device_ref}`);
+      const owner = { accountId: by.account_id, memberId: by.member_id };
+      const row = await identities.addDevice(owner, device.stored, `device:${by.device_ref}`);
       return {
         device_id: device.deviceId,
         device_name: row.name,
@@ -116,7 +124,7 @@ export function createIdentities(deps: Deps) {
         ? await identities.deviceByIdHash(deviceIdHash(deviceId))
         : undefined;
       if (!found) throw errors.deviceIdInvalid();
-      return { account_id: found.account_id, device_ref: found.ref };
+      return { account_id: found.account_id, device_ref: found.ref, member_id: found.member_id, role: found.role };
     },
   };
 }

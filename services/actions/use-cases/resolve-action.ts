@@ -202,6 +202,7 @@ export function createResolution(deps: Deps) {
       ...(answer.edit ? { updated_input_hash: answer.edit.hash } : {}),
       device: {
         device_id: device.device_ref,
+        member_id: device.member_id,
         device_signature: sent.signature,
         ...(proof.user_verified ? { user_verified: true, passkey_id: proof.passkey_id } : {}),
       },
@@ -233,8 +234,9 @@ export function createResolution(deps: Deps) {
           : 'biometric';
 
   /**
-   * One device's approval of a request under a quorum rule: recorded on the request (409 when this
-   * device approved it already); the approval that completes the quorum approves the request, its method the
+   * One device's approval of a request under a quorum rule: recorded on the request (409 when this device, or
+   * another device of the same member, approved it already: a quorum counts people); the approval that completes
+   * the quorum approves the request, its method the
    * request's resolved_by. Until then the request stays pending, and nothing is announced (webhooks only on the
    * final outcome).
    */
@@ -248,6 +250,7 @@ export function createResolution(deps: Deps) {
   ): Promise<ActionView> => {
     const approval = {
       device_id: device.device_ref,
+      member_id: device.member_id,
       method: methodOf(asked, proof),
       at: new Date().toISOString(),
       signed: proof.signed,
@@ -260,8 +263,9 @@ export function createResolution(deps: Deps) {
     const updated = await requests.addQuorumApproval(row.id, device.account_id, approval, audit);
     if (!updated) {
       const current = await pendingRequest(device, row.id);
-      if ((current.quorum_approvals ?? []).some((a) => a.device_id === device.device_ref))
-        throw errors.quorumAlreadyApproved();
+      const before = current.quorum_approvals ?? [];
+      if (before.some((a) => a.device_id === device.device_ref)) throw errors.quorumAlreadyApproved();
+      if (before.some((a) => a.member_id === device.member_id)) throw errors.quorumSameMember();
       // The quorum was completed by another device's approval a moment ago; that one resolves the request.
       throw errors.actionNotPending('approved');
     }
@@ -305,6 +309,7 @@ export function createResolution(deps: Deps) {
       .then((receipt) => {
         const detail = {
           method: resolvedBy,
+          member_id: device.member_id,
           ...proof,
           ...signedTimestamp(proof, sent),
           ...extra,
@@ -362,7 +367,14 @@ export function createResolution(deps: Deps) {
     const { reason, proof: sent } = denial;
     const at = new Date();
     const receipt = await receiptOf(row, device, { status: 'denied', resolved_by: 'user', at }, proof, sent);
-    const detail = { reason, ...proof, ...signedTimestamp(proof, sent), ...extra, ...receiptDetail(receipt) };
+    const detail = {
+      reason,
+      member_id: device.member_id,
+      ...proof,
+      ...signedTimestamp(proof, sent),
+      ...extra,
+      ...receiptDetail(receipt),
+    };
     const audit = { event: 'denied', actor: `device:${device.device_ref}`, detail };
     const change = {
       status: 'denied' as const,
@@ -475,7 +487,7 @@ export function createResolution(deps: Deps) {
     inputEditOf(row, request);
     const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
     // Last of the checks, because accepting a TOTP code uses it up.
-    if (request.totp_code) await totp.accept(device.account_id, request.totp_code, ctx);
+    if (request.totp_code) await totp.accept(device, request.totp_code, ctx);
     if (!request.grant) return approveOne(device, row, request, proof, ctx);
     // "Allow similar": the grant is made once the approval stands, so the approval creating it is
     // not counted against it; its id is fixed first so that the approval's audit entry names it.
@@ -516,7 +528,7 @@ export function createResolution(deps: Deps) {
       const before = await batchDecidedBefore(device, batch.requests, 'approved', ctx);
       if (before) return before;
       const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof);
-      if (batch.totp_code) await totp.accept(device.account_id, batch.totp_code, ctx);
+      if (batch.totp_code) await totp.accept(device, batch.totp_code, ctx);
       const extra = batchDetail(proof, batch);
       return eachOf(
         batch.requests,

@@ -5,6 +5,7 @@ import type { ActionsDeps } from './deps.js';
 import { createExecution } from './execute-action.js';
 import { createExpiry } from './expiry.js';
 import { createIdentities } from './identities.js';
+import { createMembers } from './members.js';
 import { createMetadataSeal } from './metadata.js';
 import { createPasskeys } from './passkeys.js';
 import { createActionReading } from './read-actions.js';
@@ -40,6 +41,7 @@ export function createUseCases(deps: ActionsDeps) {
     expiry,
     totp,
     identities: createIdentities(deps),
+    members: createMembers(deps),
     accounts: createAccounts(deps),
     webhooks: createWebhookSigning(deps),
     auditChain: createAuditChain(deps),

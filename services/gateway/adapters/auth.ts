@@ -24,6 +24,8 @@ export function createAuthenticator(bus: Bus, options: { ttlMs: number }) {
     if (event.agent_id) agents.evict((p) => p.agent_id === event.agent_id);
     if (event.agent_id) tokens.evict((p) => p.agent_id === event.agent_id);
     if (event.device_ref) devices.evict((p) => p.device_ref === event.device_ref);
+    // A member removed, or given another role: their devices are verified again (refused, or with the new role).
+    if (event.member_id) devices.evict((p) => p.member_id === event.member_id);
     if (event.connection_id) tokens.evict((p) => p.connection_id === event.connection_id);
   });
   return {

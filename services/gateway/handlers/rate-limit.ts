@@ -5,6 +5,7 @@ import { errors, isAppError } from '@agent-auth/errors';
 import { recordRateLimitRefusal } from '@agent-auth/metrics';
 import type { RateLimitOutcome, RateLimitStore } from '../store/rate-limits.js';
 import type { AuthKind, Authenticator } from '../adapters/auth.js';
+import { admitRole, deviceRouteKey } from './device-roles.js';
 
 /** Whose budget a request spends: its agent, its device, or (unauthenticated or failed authentication) its IP. */
 export interface Identity {
@@ -24,7 +25,7 @@ export type RateLimitSettings = Pick<
 /** The identity a request is counted against. */
 export function identityOf(
   settings: RateLimitSettings,
-  principal: AgentPrincipal | DevicePrincipal | null,
+  principal: AgentPrincipal | Pick<DevicePrincipal, 'account_id' | 'device_ref'> | null,
   ip: string,
 ): Identity {
   if (principal && 'agent_id' in principal)
@@ -109,9 +110,19 @@ export async function spendBudget(
   }
 }
 
+/** Refuses a device's call its member's role may not make (device-roles.ts holds the one table of who may). */
+function checkRole(request: FastifyRequest, principal: DevicePrincipal, prefix: string): void {
+  const route = request.routeOptions;
+  admitRole(principal, {
+    key: deviceRouteKey(request.method, route.url ?? '', prefix),
+    summary: (route.config as { doc?: { summary?: string } } | undefined)?.doc?.summary,
+  });
+}
+
 /**
  * Admission of every API request, before its body is read: authenticate (routes declare agent, device or none),
- * then count the request against its identity's sliding window (when a limiter is given). A missing or invalid
+ * then count the request against its identity's sliding window (when a limiter is given), then check a device's
+ * role against the route (403 role_forbidden). A missing or invalid
  * credential counts against the IP, then answers 401 (or 429 once the IP is over its limit). Every answer under the
  * API prefix, errors and unknown routes included, carries the rate-limit headers.
  */
@@ -151,5 +162,6 @@ export function installAdmission(
     if (input.limiter)
       await spendBudget(input.limiter, input.settings, identityOf(input.settings, principal, request.ip), reply);
     if (authError) throw authError;
+    if (auth === 'device' && principal) checkRole(request, principal as DevicePrincipal, input.prefix);
   });
 }
