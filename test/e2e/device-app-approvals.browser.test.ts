@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
+import { inviteAndJoin } from '../harness/members.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import {
   ARTIFACTS,
@@ -358,7 +359,8 @@ describe.skipIf(noBrowser)(
           })
         ).status,
       ).toBe(200);
-      const second = (await api.device(acct.device_id).post('/devices', { device_name: 'second phone' })).body;
+      // A quorum counts people: the second phone is another member's.
+      const second = await inviteAndJoin(api, acct.device_id, { name: 'Dana', role: 'approver' });
       const lease = await createRequest({
         action_type: 'legal',
         title: 'Sign the new lease',

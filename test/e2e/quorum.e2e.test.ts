@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { actionsEndpoints as ep } from '@agent-auth/contracts';
 import { apiClient, type ApiClient } from '../harness/http.js';
+import { inviteAndJoin } from '../harness/members.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, trustFile, type Upstream } from '../harness/upstream.js';
 
-// Quorum rules: a matched request waits for `quorum` distinct devices; any deny denies.
+// Quorum rules: a matched request waits for `quorum` distinct members (people, not devices); any deny denies.
 const { natsUrl } = inject('infra');
 const ROUNDS = Number(process.env.CONCURRENCY_ROUNDS ?? 1);
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -45,12 +46,14 @@ for (const { mode, skip } of modes) {
     const webhooksOf = (requestId: string) =>
       receiver.seen.filter((r) => r.body.includes(`"id":"${requestId}"`)).map((r) => JSON.parse(r.body) as Body);
 
-    /** An account with three devices and a rule asking `quorum` of them for purchases. */
+    /** An account with three members (the owner and two approvers) and a rule asking `quorum` of them for purchases. */
     const quorumAccount = async (quorum: number) => {
       const acct = await api.newAccount();
       const first = api.device(acct.device_id);
       const others = await Promise.all(
-        ['tablet', 'laptop'].map(async (name) => (await first.post('/devices', { device_name: name })).body.device_id),
+        ['Dana', 'Lee'].map(
+          async (name) => (await inviteAndJoin(api, acct.device_id, { name, role: 'approver' })).device_id,
+        ),
       );
       const rule = await first.post('/rules', {
         name: 'two of us',
@@ -114,7 +117,13 @@ for (const { mode, skip } of modes) {
       expect(first.body).toMatchObject({ status: 'pending', resolved_by: null, receipt: null });
       expect(first.body.quorum.required).toBe(2);
       expect(first.body.quorum.approvals).toEqual([
-        { device_id: expect.any(String), method: 'biometric', at: expect.any(String), signed: false },
+        {
+          device_id: expect.any(String),
+          member_id: expect.stringMatching(/^mem_/),
+          method: 'biometric',
+          at: expect.any(String),
+          signed: false,
+        },
       ]);
       const twice = await a.post(`/actions/${req.id}/approve`);
       expect(twice.status).toBe(409);
@@ -149,6 +158,37 @@ for (const { mode, skip } of modes) {
         'quorum_approval',
         'approved',
       ]);
+    });
+
+    it('counts people: another device of a member who approved is 409 quorum_same_member; receipt and audit name the members', async () => {
+      const { acct, devices, create } = await quorumAccount(2);
+      const [owner, dana] = devices as [ReturnType<ApiClient['device']>, ReturnType<ApiClient['device']>];
+      const ownerTablet = api.device((await owner.post('/devices', { device_name: 'tablet' })).body.device_id);
+      const members = (await owner.get('/members')).body.members as Body[];
+      const ownerId = members.find((m) => m.role === 'owner')!.member_id;
+      const danaId = members.find((m) => m.name === 'Dana')!.member_id;
+      const req = await create();
+      expect((await owner.post(`/actions/${req.id}/approve`)).body.status).toBe('pending');
+      const same = await ownerTablet.post(`/actions/${req.id}/approve`);
+      expect(same.status).toBe(409);
+      expect(same.body).toMatchObject({ code: 'quorum_same_member', detail: expect.stringMatching(/counts people/) });
+      expect(
+        (await owner.get(`/actions/${req.id}/audit`)).body.events.filter((e: Body) => e.type === 'quorum_approval'),
+      ).toHaveLength(1);
+      const done = await dana.post(`/actions/${req.id}/approve`);
+      expect(done.body.status).toBe('approved');
+      expect(done.body.quorum.approvals.map((a: Body) => a.member_id)).toEqual([ownerId, danaId]);
+      const claims = JSON.parse(Buffer.from(done.body.receipt.split('.')[1], 'base64url').toString());
+      expect(claims).toMatchObject({ member_id: danaId, device_id: done.body.quorum.approvals[1].device_id });
+      const trail = (await owner.get(`/actions/${req.id}/audit`)).body.events as Body[];
+      expect(trail.find((e) => e.type === 'quorum_approval')!.data.member_id).toBe(ownerId);
+      expect(trail.find((e) => e.type === 'approved')).toMatchObject({ data: { member_id: danaId } });
+      // Without a quorum, one person's device answers as before, and the denial names its member too.
+      const plain = await api.agent(acct.api_key).post('/actions', { action_type: 'communication', title: 'Send it' });
+      const denied = await ownerTablet.post(`/actions/${plain.body.id}/deny`, { reason: 'no' });
+      expect(denied.body.status).toBe('denied');
+      const deniedTrail = (await owner.get(`/actions/${plain.body.id}/audit`)).body.events as Body[];
+      expect(deniedTrail.find((e) => e.type === 'denied')!.data.member_id).toBe(ownerId);
     });
 
     it('any deny denies, even after approvals', async () => {
