@@ -29,18 +29,36 @@ const TIME_SHAPED = /^act_[0-9a-z]{9}/;
 export const idBoundAt = (ms: number): string => `${idPrefixes.action}${timePrefix(ms)}`;
 
 /**
- * The order a list walks a partitioned requests table in, newest first: the current month's partition with those
- * made ahead, then each earlier month, then every id outside the months (made before ids began with their time,
- * older than every month). A list reads one segment at a time, each in its own order (creation time, then id), and
- * goes to the next only while its page is not full; none when there are no months (one table).
+ * The order a list walks a partitioned requests table in, newest first: this month's partition, the months made ahead
+ * (empty unless a writer's clock ran ahead), each earlier month, then every id outside the months (made before ids
+ * began with their time, older than every month). A list reads one segment at a time, each in its own order
+ * (creation time, then id), and goes to the next only while its page is not full; none when there are no months (one
+ * table). Adjacent months read together are one range: the planner prunes a range more cheaply than ranges or'ed.
  */
 export function listSegments(months: MonthRange[], nowMs: number): Segment[] {
   if (!months.length) return [];
   const newestFirst = [...months].sort((a, b) => (a.from < b.from ? 1 : a.from > b.from ? -1 : 0));
   const now = idBoundAt(nowMs);
-  const current = newestFirst.filter((m) => m.below > now);
+  const current = newestFirst.filter((m) => m.from <= now && now < m.below);
+  const ahead = newestFirst.filter((m) => m.from > now);
   const earlier = newestFirst.filter((m) => m.below <= now);
-  return [...(current.length ? [current] : []), ...earlier.map((m) => [m]), outsideOf(newestFirst)];
+  return [
+    ...(current.length ? [current] : []),
+    ...(ahead.length ? [joined(ahead)] : []),
+    ...earlier.map((m) => [m]),
+    outsideOf(newestFirst),
+  ];
+}
+
+/** Months as ranges, adjacent ones joined. */
+function joined(newestFirst: MonthRange[]): Segment {
+  const ranges: IdRange[] = [];
+  for (const m of [...newestFirst].reverse()) {
+    const last = ranges.at(-1);
+    if (last && last.below === m.from) last.below = m.below;
+    else ranges.push({ from: m.from, below: m.below });
+  }
+  return ranges;
 }
 
 /** The ids no month holds: before the first, between two that are not adjacent, and after the last. */

@@ -1,7 +1,7 @@
 // GET /actions on the requests table partitioned by month: the newest month first, older ones only while a page is
 // not full, and a cursor that goes on across a partition's boundary without skipping or repeating a row. Checked
-// against one query over the whole table, on a layout with empty months, months ahead, a gap, and the ids of before
-// ids began with their time; then on the same rows in one table.
+// against every row sorted as a list promises, on a layout with empty months, a month ahead, a gap, and the ids of
+// before ids began with their time; then on the same rows in one table (one query, in creation order).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
@@ -51,15 +51,30 @@ describe('an agent’s list walks the months newest first (real Postgres)', () =
   const pendingNow = `${idBoundAt(Date.now() - 60_000)}pendingnow1`;
   const pendingStale = `${idBoundAt(monthStart(-3) + 5 * DAY_MS)}pendingold1`;
 
-  /** Every row the filter takes, as one query over the whole table orders them. */
-  const expected = async (filter: Omit<AgentListFilter, 'limit'>) =>
-    (
-      await db.sql<Array<{ id: string }>>`
-        select id from actions.requests where agent_id = 'agt_w'
-          ${filter.status ? db.sql`and status = ${filter.status}` : db.sql``}
-          ${filter.action_type ? db.sql`and action_type = ${filter.action_type}` : db.sql``}
-        order by created_at desc, id desc`
-    ).map((r) => r.id);
+  /**
+   * Every row the filter takes, in the order a list promises: newest first within the month its id was made, this
+   * month, then the months ahead, then each earlier month, then the ids outside every month.
+   */
+  const expected = async (filter: Omit<AgentListFilter, 'limit'>) => {
+    const rows = await db.sql<Array<{ id: string; created_at: Date }>>`
+      select id, created_at from actions.requests where agent_id = 'agt_w'
+        ${filter.status ? db.sql`and status = ${filter.status}` : db.sql``}
+        ${filter.action_type ? db.sql`and action_type = ${filter.action_type}` : db.sql``}`;
+    const rank = (id: string) => {
+      if (!/^act_[0-9a-z]{9}/.test(id)) return 100;
+      const month = [2, 1, 0, -1, -2, -3, -4, -5, -6, -7].find((k) => id >= idBoundAt(monthStart(k)));
+      if (month === undefined || id >= idBoundAt(monthStart(3))) return 100;
+      return month === 0 ? 0 : month > 0 ? 1 : 2 - month;
+    };
+    return rows
+      .sort(
+        (a, b) =>
+          rank(a.id) - rank(b.id) ||
+          b.created_at.getTime() - a.created_at.getTime() ||
+          (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+      )
+      .map((r) => r.id);
+  };
 
   /** Every page of the list, `limit` at a time, each after the previous page's last row. */
   const walk = async (filter: Omit<AgentListFilter, 'limit' | 'after'>, limit: number) => {
@@ -122,15 +137,16 @@ describe('an agent’s list walks the months newest first (real Postgres)', () =
     }
   });
 
-  it('ends a page exactly at a month’s last row, and the next one starts at the next month holding any', async () => {
-    // The current month with the one ahead holds 4 of the agent's rows (and the pending one): a page of 5 ends there.
-    const [first, second] = await walk({}, 5);
+  it('ends a page exactly at a month’s last row, and the next one starts at the next segment holding any', async () => {
+    // This month holds 3 of the agent's rows and the pending one: a page of 4 ends there.
+    const [first, second] = await walk({}, 4);
     const all = await expected({});
-    expect(first).toEqual(all.slice(0, 5));
-    expect(first!.at(-1)! < idBoundAt(monthStart(0)) ? 'earlier' : 'this month or ahead').toBe('this month or ahead');
-    // Month -2 is empty: the next page goes on from month -1's newest, then month -3.
-    expect(second![0]! >= idBoundAt(monthStart(-1)) && second![0]! < idBoundAt(monthStart(0))).toBe(true);
-    expect(second).toEqual(all.slice(5, 10));
+    expect(first).toEqual(all.slice(0, 4));
+    for (const id of first!) expect(id >= idBoundAt(monthStart(0)) && id < idBoundAt(monthStart(1))).toBe(true);
+    // The next page: the month ahead's one row, then month -1's (month -2 is empty), then month -3's.
+    expect(second![0]! >= idBoundAt(monthStart(1))).toBe(true);
+    expect(second![1]! >= idBoundAt(monthStart(-1)) && second![1]! < idBoundAt(monthStart(0))).toBe(true);
+    expect(second).toEqual(all.slice(4, 8));
   });
 
   it('reads the pending ones of the last days only: one left pending months ago is not read', async () => {
@@ -138,8 +154,18 @@ describe('an agent’s list walks the months newest first (real Postgres)', () =
     expect((await walk({ status: 'pending' }, 10)).flat()).toEqual([pendingNow]);
   });
 
-  it('on the same rows in one table, lists them in the same order', async () => {
-    const all = Object.fromEntries(await Promise.all(filters.map(async (f) => [JSON.stringify(f), await expected(f)])));
+  it('on the same rows in one table, lists them newest first', async () => {
+    const inCreationOrder = async (filter: Omit<AgentListFilter, 'limit'>) =>
+      (
+        await db.sql<Array<{ id: string }>>`
+          select id from actions.requests where agent_id = 'agt_w'
+            ${filter.status ? db.sql`and status = ${filter.status}` : db.sql``}
+            ${filter.action_type ? db.sql`and action_type = ${filter.action_type}` : db.sql``}
+          order by created_at desc, id desc`
+      ).map((r) => r.id);
+    const all = Object.fromEntries(
+      await Promise.all(filters.map(async (f) => [JSON.stringify(f), await inCreationOrder(f)])),
+    );
     await db.sql.begin(async (tx) => {
       await tx`create table actions.requests_flat (like actions.requests including all)`;
       await tx`insert into actions.requests_flat select * from actions.requests`;
