@@ -145,3 +145,90 @@ class MissingExtraTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAS_CRYPTOGRAPHY, "cryptography is not installed (pip install agent-auth[verify])")
+class CutChainTest(unittest.TestCase):
+    """A chain retention cut: verified from the signed checkpoint the first page of /audit carries (the service's own
+    signing is exercised by the TypeScript verifier's tests; here a key of the test's own signs, as the service
+    does: ES256 over {account_id, seq, hash, at})."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+        from agent_auth.canonical_json import audit_event_hash
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        numbers = key.public_key().public_numbers()
+        cls.jwks = {
+            "keys": [
+                {
+                    "kty": "EC",
+                    "crv": "P-256",
+                    "kid": "t1",
+                    "x": b64url(numbers.x.to_bytes(32, "big")),
+                    "y": b64url(numbers.y.to_bytes(32, "big")),
+                }
+            ]
+        }
+
+        def sign(claims: dict, typ: str) -> str:
+            header = b64url(json.dumps({"alg": "ES256", "kid": "t1", "typ": typ}).encode())
+            payload = b64url(json.dumps(claims).encode())
+            r, s = decode_dss_signature(key.sign(f"{header}.{payload}".encode(), ec.ECDSA(hashes.SHA256())))
+            return f"{header}.{payload}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+        cls.sign = staticmethod(sign)
+        # Events 1-3 were dropped; 4-6 remain, 4 linked to the hash of 3.
+        chain, prev = [], "0" * 64
+        for seq in range(1, 7):
+            event = {"seq": seq, "at": f"2026-0{seq}-01T00:00:00.000Z", "request_id": None, "type": "rule_created",
+                     "actor": "device:dev_x", "data": {"n": seq}, "prev_hash": prev}
+            event["hash"] = audit_event_hash(event)
+            chain.append(event)
+            prev = event["hash"]
+        cls.kept = chain[3:]
+        dropped = chain[2]
+        cls.checkpoint = cls.signed_point("acc_1", dropped, "aa-audit-checkpoint+jws")
+        cls.head = cls.signed_point("acc_1", chain[5], "aa-audit-head+jws")
+
+    @classmethod
+    def signed_point(cls, account: str, event: dict, typ: str) -> dict:
+        point = {"seq": event["seq"], "hash": event["hash"], "at": event["at"]}
+        return {**point, "signature": cls.sign({"account_id": account, **point}, typ)}
+
+    def test_the_remaining_chain_verifies_from_the_checkpoint(self) -> None:
+        verified = verify_audit_chain(self.kept, self.head, self.jwks, checkpoint=self.checkpoint)
+        self.assertEqual((verified["head_seq"], verified["events"], verified["checkpoint_seq"]), (6, 3, 3))
+
+    def test_without_the_checkpoint_nothing_ties_the_first_event_to_a_signed_hash(self) -> None:
+        # Still verifies as a later page (seq 4 onwards), but says nothing of where the chain was cut.
+        self.assertNotIn("checkpoint_seq", verify_audit_chain(self.kept, self.head, self.jwks))
+
+    def test_a_checkpoint_altered_or_of_another_account_is_refused(self) -> None:
+        altered = {**self.checkpoint, "hash": "f" * 64}
+        with self.assertRaisesRegex(VerificationError, "differs from what its signature covers"):
+            verify_audit_chain(self.kept, self.head, self.jwks, checkpoint=altered)
+        other = self.signed_point("acc_2", {**self.kept[0], "seq": 3, "hash": self.checkpoint["hash"],
+                                            "at": self.checkpoint["at"]}, "aa-audit-checkpoint+jws")
+        with self.assertRaisesRegex(VerificationError, "signed for account acc_2"):
+            verify_audit_chain(self.kept, self.head, self.jwks, checkpoint=other)
+        as_head = {**self.checkpoint, "signature": self.signed_point("acc_1", self.kept[0], "aa-audit-head+jws")["signature"]}
+        with self.assertRaises(VerificationError):
+            verify_audit_chain(self.kept, self.head, self.jwks, checkpoint=as_head)
+
+    def test_events_must_start_right_after_the_checkpoint_and_link_to_it(self) -> None:
+        with self.assertRaisesRegex(VerificationError, "event 4 is missing"):
+            verify_audit_chain(self.kept[1:], self.head, self.jwks, checkpoint=self.checkpoint)
+        unlinked = [{**self.kept[0], "prev_hash": "e" * 64}, *self.kept[1:]]
+        with self.assertRaisesRegex(VerificationError, "event 4: prev_hash"):
+            verify_audit_chain(unlinked, self.head, self.jwks, checkpoint=self.checkpoint)
+
+    def test_a_head_before_the_checkpoint_cannot_be_checked(self) -> None:
+        early = {"seq": 2, "hash": "a" * 64, "at": "2026-02-01T00:00:00.000Z"}
+        head = {**early, "signature": self.sign({"account_id": "acc_1", **early}, "aa-audit-head+jws")}
+        with self.assertRaisesRegex(VerificationError, "lies before the checkpoint"):
+            verify_audit_chain([], head, self.jwks, checkpoint=self.checkpoint)

@@ -169,10 +169,25 @@ class AuditHead(TypedDict):
     signature: str
 
 
-class VerifiedChain(TypedDict):
-    """What a verified chain proves: the account, how far the head's signature covers, how many events were checked."""
+class AuditCheckpoint(TypedDict):
+    """Where retention cut an account's chain (``GET /audit``'s first page carries it): the last dropped event's
+    ``seq``, ``hash`` and ``at``, signed over them and the account with typ ``aa-audit-checkpoint+jws``."""
 
+    seq: int
+    hash: str
+    at: str
+    signature: str
+
+
+class _ChainProof(TypedDict):
     account_id: str
     head_seq: int
     head_hash: str
     events: int
+
+
+class VerifiedChain(_ChainProof, total=False):
+    """What a verified chain proves: the account, how far the head's signature covers, how many events were checked,
+    and, for a chain retention cut, the checkpoint it was verified from (nothing before it is proved but its hash)."""
+
+    checkpoint_seq: int

@@ -15,10 +15,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 from .canonical_json import audit_event_hash
 from .errors import MissingDependencyError, VerificationError
-from .types import AuditEvent, AuditHead, ReceiptClaims, VerifiedChain
+from .types import AuditCheckpoint, AuditEvent, AuditHead, ReceiptClaims, VerifiedChain
 
 RECEIPT_TYP = "aa-receipt+jwt"
 AUDIT_HEAD_TYP = "aa-audit-head+jws"
+AUDIT_CHECKPOINT_TYP = "aa-audit-checkpoint+jws"
 _ZERO_HASH = "0" * 64
 _EXTRA = "pip install agent-auth[verify]"
 
@@ -157,38 +158,80 @@ def verify_receipt(
     return cast(ReceiptClaims, claims)
 
 
-def _verify_head(head: AuditHead, jwks: Mapping[str, Any]) -> Dict[str, Any]:
-    """Checks the head's signature and that its fields are the ones signed; returns the signed content."""
+def _verify_signed(item: Mapping[str, Any], jwks: Mapping[str, Any], typ: str, what: str) -> Dict[str, Any]:
+    """Checks a signed head or checkpoint: its signature (``typ``), and that its fields are the ones signed."""
     try:
-        _, payload = verify_jws(head["signature"], jwks, AUDIT_HEAD_TYP)
+        _, payload = verify_jws(item["signature"], jwks, typ)
         signed = json.loads(payload)
     except (VerificationError, ValueError, KeyError) as err:
-        raise VerificationError(f"the audit head's signature does not verify: {err}") from None
-    if not isinstance(signed, dict) or any(signed.get(k) != head.get(k) for k in ("seq", "hash", "at")):
-        raise VerificationError("the audit head differs from what its signature covers")
+        raise VerificationError(f"the {what}'s signature does not verify: {err}") from None
+    if not isinstance(signed, dict) or any(signed.get(k) != item.get(k) for k in ("seq", "hash", "at")):
+        raise VerificationError(f"the {what} differs from what its signature covers")
     return signed
 
 
-def verify_audit_chain(events: Sequence[AuditEvent], head: AuditHead, jwks: Mapping[str, Any]) -> VerifiedChain:
+def _verify_head(head: AuditHead, jwks: Mapping[str, Any]) -> Dict[str, Any]:
+    """Checks the head's signature and that its fields are the ones signed; returns the signed content."""
+    return _verify_signed(head, jwks, AUDIT_HEAD_TYP, "audit head")
+
+
+def _verify_checkpoint(checkpoint: AuditCheckpoint, account_id: str, jwks: Mapping[str, Any]) -> Dict[str, Any]:
+    """Checks a checkpoint's signature, that it was signed for ``account_id``, and that its fields are the ones signed."""
+    signed = _verify_signed(checkpoint, jwks, AUDIT_CHECKPOINT_TYP, "audit checkpoint")
+    if signed.get("account_id") != account_id:
+        raise VerificationError(f"the checkpoint was signed for account {signed.get('account_id')}, not {account_id}")
+    return signed
+
+
+def _check_head_against_cut(signed: Mapping[str, Any], cut: Mapping[str, Any]) -> None:
+    """A head at the cut must carry the checkpoint's hash; one before it cannot be checked at all."""
+    if signed["seq"] < cut["seq"]:
+        raise VerificationError(
+            f"the signed head at event {signed['seq']} lies before the checkpoint at event {cut['seq']}: "
+            "nothing before it can be checked",
+            signed["seq"],
+        )
+    if signed["seq"] == cut["seq"] and signed["hash"] != cut["hash"]:
+        raise VerificationError(f"the signed head at event {signed['seq']} differs from the checkpoint there", signed["seq"])
+
+
+def verify_audit_chain(
+    events: Sequence[AuditEvent],
+    head: AuditHead,
+    jwks: Mapping[str, Any],
+    *,
+    checkpoint: Optional[AuditCheckpoint] = None,
+) -> VerifiedChain:
     """Verifies an account's exported audit chain against its signed head.
 
     Checks the head's signature (a receipt key of the set), each event's hash, each ``prev_hash`` linking to the
     event before (64 zeros before seq 1), seqs consecutive, and the event at the head's seq carrying the head's
-    hash. ``events`` may start after seq 1 (a later page) but must then be consecutive. Raises
-    ``VerificationError`` naming the first broken event (its ``seq``).
+    hash. ``events`` may start after seq 1 (a later page) but must then be consecutive. Where retention cut the
+    chain, pass the ``checkpoint`` its first page carried (``GET /audit``'s ``checkpoint``): it must be signed for
+    the head's account, the events must start right after it with its hash as their ``prev_hash``, and a head at the
+    checkpoint must carry its hash (one before it cannot be checked). Raises ``VerificationError`` naming the first
+    broken event (its ``seq``).
     """
     _ecdsa_backend()
     signed = _verify_head(head, jwks)
+    cut = _verify_checkpoint(checkpoint, signed["account_id"], jwks) if checkpoint is not None else None
     ordered = sorted(events, key=lambda event: event["seq"])
     previous: Optional[AuditEvent] = None
     for event in ordered:
         seq = event["seq"]
-        if previous is not None and seq != previous["seq"] + 1:
-            missing = previous["seq"] + 1
+        if cut is not None and seq <= cut["seq"]:
+            raise VerificationError(f"event {seq} lies before the checkpoint at event {cut['seq']}", seq)
+        expected_seq = previous["seq"] + 1 if previous is not None else cut["seq"] + 1 if cut is not None else None
+        if expected_seq is not None and seq != expected_seq:
             raise VerificationError(
-                f"event {missing} is missing (the export jumps from {previous['seq']} to {seq})", missing
+                f"event {expected_seq} is missing (the export jumps from {expected_seq - 1} to {seq})", expected_seq
             )
-        expected_prev = previous["hash"] if previous is not None else _ZERO_HASH if seq == 1 else None
+        if previous is not None:
+            expected_prev: Optional[str] = previous["hash"]
+        elif cut is not None:
+            expected_prev = cut["hash"]
+        else:
+            expected_prev = _ZERO_HASH if seq == 1 else None
         if expected_prev is not None and event["prev_hash"] != expected_prev:
             raise VerificationError(f"event {seq}: prev_hash does not match the hash of event {seq - 1}", seq)
         if audit_event_hash(event) != event["hash"]:
@@ -196,10 +239,20 @@ def verify_audit_chain(events: Sequence[AuditEvent], head: AuditHead, jwks: Mapp
         if seq == signed["seq"] and (event["hash"] != signed["hash"] or event["at"] != signed["at"]):
             raise VerificationError(f"event {seq}: differs from the signed head", seq)
         previous = event
-    first = ordered[0]["seq"] if ordered else 1
-    last = previous["seq"] if previous is not None else 0
-    if signed["seq"] > last or (signed["seq"] > 0 and signed["seq"] < first):
+    first = ordered[0]["seq"] if ordered else cut["seq"] + 1 if cut is not None else 1
+    last = previous["seq"] if previous is not None else cut["seq"] if cut is not None else 0
+    if cut is not None:
+        _check_head_against_cut(signed, cut)
+    if signed["seq"] > last or (cut is None and signed["seq"] > 0 and signed["seq"] < first):
         raise VerificationError(
             f"the signed head is at event {signed['seq']} but the export holds events {first} to {last}", last + 1
         )
-    return {"account_id": signed["account_id"], "head_seq": signed["seq"], "head_hash": signed["hash"], "events": len(ordered)}
+    verified: VerifiedChain = {
+        "account_id": signed["account_id"],
+        "head_seq": signed["seq"],
+        "head_hash": signed["hash"],
+        "events": len(ordered),
+    }
+    if cut is not None:
+        verified["checkpoint_seq"] = cut["seq"]
+    return verified
