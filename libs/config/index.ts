@@ -136,6 +136,15 @@ export const ConfigSchema = z.object({
     .min(60)
     .max(365 * 86_400)
     .default(30 * 86_400),
+  /**
+   * Sign-in with the company's OpenID Connect provider (the identity service): its issuer URL, and this service's
+   * client registered there (its redirect URI is <origin>/auth/oidc/callback). Unset: no such sign-in.
+   */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The name on the device app's "Sign in with …" button; by default the issuer's host. */
+  OIDC_PROVIDER_NAME: z.string().min(1).max(60).optional(),
   // Passkeys: the rp id they are bound to and the origins the app is served from; by default the host
   // (and origin) each request to the app names.
   WEBAUTHN_RP_ID: z
@@ -274,6 +283,10 @@ export const identitySettingKeys = slice(
   'OUTBOUND_VIA',
   'OAUTH_ACCESS_TOKEN_TTL_SECONDS',
   'OAUTH_REFRESH_TOKEN_TTL_SECONDS',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_PROVIDER_NAME',
 );
 export const gatewaySettingKeys = slice(
   'HOST',

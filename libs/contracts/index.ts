@@ -21,6 +21,7 @@ export * from './bus/vault.js';
 export * from './bus/events.js';
 export * from './http/oauth.js';
 export * from './bus/identity.js';
+export * from './bus/oidc.js';
 export * from './bus/action-events.js';
 export * from './http/notifications.js';
 export * from './bus/notifier.js';

@@ -135,6 +135,12 @@ export const errors = {
     401,
     (served: string) => `The access token was issued for another resource, not ${served}`,
   ),
+  signInRefused: entry('sign_in_refused', 401, (why: string) => `Sign-in refused: ${why}`),
+  signInTicketInvalid: entry(
+    'sign_in_ticket_invalid',
+    401,
+    () => 'This sign-in is unknown, used or expired: sign in again',
+  ),
 
   // 402
   quotaExceeded: entry('quota_exceeded', 402, quotaText),
@@ -204,6 +210,11 @@ export const errors = {
   credentialNotFound: entry('credential_not_found', 404, (id: string) => `Credential '${id}' not found`),
   memberNotFound: entry('member_not_found', 404, (id: string) => `Member '${id}' not found`),
   inviteNotFound: entry('invite_not_found', 404, () => 'No invite with that code: check it, or ask for a new invite'),
+  signInNotConfigured: entry(
+    'sign_in_not_configured',
+    404,
+    () => 'Sign-in with an identity provider is not set up on this service (OIDC_ISSUER)',
+  ),
   serviceCredentialNotFound: entry(
     'service_credential_not_found',
     404,
@@ -251,6 +262,16 @@ export const errors = {
   inviteUsed: entry('invite_used', 409, () => 'This invite was used already: each code lets one device join'),
   inviteExpired: entry('invite_expired', 409, () => 'This invite has expired: ask for a new invite'),
   memberEmailTaken: entry('member_email_taken', 409, () => 'Another member of the account has this email'),
+  signInNoMember: entry(
+    'sign_in_no_member',
+    409,
+    (email: string) => `No member has the email ${email}: ask an owner or admin to invite you with it`,
+  ),
+  signInEmailAmbiguous: entry(
+    'sign_in_email_ambiguous',
+    409,
+    (email: string) => `Members of several accounts have the email ${email}: join with an invite instead`,
+  ),
   alreadyExecuted: entry(
     'already_executed',
     409,
@@ -334,6 +355,11 @@ export const errors = {
   upstreamTimeout: entry('upstream_timeout', 502, (reason: string) => `Upstream time-out: ${reason}`),
   upstreamTooLarge: entry('upstream_too_large', 502, (reason: string) => `Upstream response too large: ${reason}`),
   upstreamFailed: entry('upstream_failed', 502, (reason: string) => `Upstream error: ${reason}`),
+  identityProviderFailed: entry(
+    'identity_provider_failed',
+    502,
+    (reason: string) => `The identity provider did not answer as it should: ${reason}`,
+  ),
   serviceUnavailable: entry('service_unavailable', 503, (service: string) => `The ${service} service is not available`),
   databaseUnavailable: entry(
     'database_unavailable',

@@ -31,6 +31,7 @@ import { mcpRoutes } from './handlers/mcp.js';
 import { createMcpCalls } from './use-cases/mcp-calls.js';
 import { oauthRoutes } from './handlers/oauth.js';
 import { oauthConsentRoutes } from './handlers/oauth-consent.js';
+import { signInRoutes } from './handlers/sign-in.js';
 import { cibaRoutes, cibaTokenGrant } from './handlers/ciba.js';
 import { cibaClientRoutes } from './handlers/ciba-clients.js';
 
@@ -173,6 +174,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     cibaGrant: cibaTokenGrant(ciba),
   });
   await cibaRoutes(app, ciba);
+  signInRoutes(app, { bus: deps.bus, publicBaseUrl: deps.config.PUBLIC_BASE_URL, limiter, settings: deps.config });
   await apiReferenceRoutes(app, openapi.document);
   return app;
 }

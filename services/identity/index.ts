@@ -1,22 +1,59 @@
 import type { Bus } from '@agent-auth/bus';
-import type { IdentitySettings } from '@agent-auth/config';
+import { ConfigError, type IdentitySettings } from '@agent-auth/config';
 import { identityEndpoints, identityRevoked, vaultEndpoints } from '@agent-auth/contracts';
 import { packageDir, type Sql } from '@agent-auth/db';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { serviceOutboundClient } from '@agent-auth/outbound';
+import { type RelayedCall, serviceOutboundClient } from '@agent-auth/outbound';
 import { agentsOverBus } from './adapters/agents.js';
 import { clientDocumentsOver, MAX_DOCUMENT_BYTES } from './adapters/client-documents.js';
+import { type IdentityProvider, identityProviderOver } from './adapters/identity-provider.js';
+import { memberDevicesOverBus } from './adapters/members.js';
 import { oauthHandlers } from './handlers/oauth.js';
+import { signInHandlers } from './handlers/sign-in.js';
 import { createAuthorizationStore } from './store/authorizations.js';
 import { createClientStore } from './store/clients.js';
 import { createConnectionStore } from './store/connections.js';
+import { createSignInStore } from './store/sign-ins.js';
 import { createAuthorizations } from './use-cases/authorizations.js';
 import { createClients } from './use-cases/clients.js';
 import { createConnections } from './use-cases/connections.js';
 import type { IdentityDeps } from './use-cases/deps.js';
+import { createSignIn } from './use-cases/sign-in.js';
 import { createTokens } from './use-cases/tokens.js';
 import { startPruner } from './workers/pruner.js';
+
+/** A provider's discovery document or key set is a few KiB; a token answer less. */
+const MAX_PROVIDER_ANSWER_BYTES = 256 * 1024;
+
+/** The company's OpenID provider when OIDC_ISSUER is set (with its client's id and secret), else undefined. */
+function configuredProvider(input: {
+  settings: IdentitySettings;
+  relay: Parameters<typeof serviceOutboundClient>[0]['relay'];
+}): { provider: IdentityProvider; close: () => Promise<void> } | undefined {
+  const { settings } = input;
+  if (!settings.OIDC_ISSUER) return undefined;
+  if (!settings.OIDC_CLIENT_ID || !settings.OIDC_CLIENT_SECRET)
+    throw new ConfigError('OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set with OIDC_ISSUER');
+  const outbound = serviceOutboundClient({
+    via: settings.OUTBOUND_VIA,
+    options: {
+      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
+      connectTimeoutMs: 3_000,
+      responseTimeoutMs: 5_000,
+      maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
+    },
+    relay: input.relay,
+  });
+  const provider = identityProviderOver(outbound, {
+    issuer: settings.OIDC_ISSUER,
+    clientId: settings.OIDC_CLIENT_ID,
+    clientSecret: settings.OIDC_CLIENT_SECRET,
+    name: settings.OIDC_PROVIDER_NAME,
+    insecureHosts: settings.ALLOW_INSECURE_HOSTS,
+  });
+  return { provider, close: () => outbound.close() };
+}
 
 /**
  * Migrates the identity schema and serves the identity endpoints on the bus: OAuth clients, the holder's consent,
@@ -24,7 +61,10 @@ import { startPruner } from './workers/pruner.js';
  */
 export async function startIdentityService(input: { bus: Bus; sql: Sql; settings: IdentitySettings; log: Logger }) {
   const { bus, sql, settings, log } = input;
-  // Client ID metadata documents are fetched through the vault executor unless OUTBOUND_VIA=direct.
+  const relay = (call: RelayedCall) => bus.request(vaultEndpoints.relay, call, { timeoutMs: 10_000 });
+  // Client ID metadata documents (and the OpenID provider's documents, keys and tokens) are fetched through the vault
+  // executor unless OUTBOUND_VIA=direct.
+  const idp = configuredProvider({ settings, relay });
   const outbound = serviceOutboundClient({
     via: settings.OUTBOUND_VIA,
     options: {
@@ -33,8 +73,9 @@ export async function startIdentityService(input: { bus: Bus; sql: Sql; settings
       responseTimeoutMs: 5_000,
       maxResponseBytes: MAX_DOCUMENT_BYTES,
     },
-    relay: (call) => bus.request(vaultEndpoints.relay, call, { timeoutMs: 10_000 }),
+    relay,
   });
+  const signIns = createSignInStore(sql);
   const deps: IdentityDeps = {
     clients: createClientStore(sql),
     authorizations: createAuthorizationStore(sql),
@@ -65,21 +106,25 @@ export async function startIdentityService(input: { bus: Bus; sql: Sql; settings
     description: 'OAuth clients, consent, codes, tokens and connected apps',
     migrations: { schema: 'identity', dir: `${packageDir(import.meta.url)}/store/migrations` },
     health: identityEndpoints.health,
-    handlers: oauthHandlers({
-      clients,
-      authorizations: createAuthorizations(deps, clients),
-      tokens: createTokens(deps, clients),
-      connections,
-    }),
+    handlers: [
+      ...oauthHandlers({
+        clients,
+        authorizations: createAuthorizations(deps, clients),
+        tokens: createTokens(deps, clients),
+        connections,
+      }),
+      ...signInHandlers(createSignIn({ provider: idp?.provider, signIns, members: memberDevicesOverBus(bus) })),
+    ],
     concurrency: settings.BUS_CONCURRENCY,
   });
-  const pruner = startPruner(deps, log);
+  const pruner = startPruner({ ...deps, signIns }, log);
   return {
     async stop() {
       unsubscribe();
       await pruner.stop();
       await served.stop();
       await outbound.close();
+      await idp?.close();
     },
   };
 }

@@ -60,3 +60,9 @@ export type UpdateMemberBody = z.infer<typeof UpdateMemberBody>;
 
 /** `{member_id}` of /members/{member_id}. */
 export const MemberParams = z.object({ member_id: StoredText().max(100) });
+
+/** Query of GET /auth/oidc/start: the name the new device will have. */
+export const OidcStartQuery = z.object({ device_name: StoredText().trim().min(1).max(100).optional() });
+
+/** Body of POST /auth/oidc/redeem: the ticket the sign-in put in the app's URL fragment. */
+export const OidcRedeemBody = z.object({ ticket: StoredText().trim().min(1).max(200) });

@@ -76,6 +76,31 @@ export function createMemberStore(sql: Sql) {
       });
     },
 
+    /**
+     * Adds a device to the current member with this email (compared without case), with its audit entry: the member,
+     * or how many current members have the email when that is not exactly one (nothing written then).
+     */
+    async addDeviceByEmail(input: {
+      email: string;
+      device: StoredDevice;
+    }): Promise<{ member_id: string; account_id: string } | { matches: number }> {
+      return sql.begin(async (tx) => {
+        const found = await tx<Array<{ id: string; account_id: string }>>`
+          select id, account_id from actions.members
+          where lower(email) = lower(${input.email}) and removed_at is null
+          limit 2 for update`;
+        const member = found[0];
+        if (found.length !== 1 || !member) return { matches: found.length };
+        const { device } = input;
+        await tx`insert into actions.devices (ref, id_hash, account_id, member_id, name, public_key)
+                 values (${device.ref}, ${device.idHash}, ${member.account_id}, ${member.id}, ${device.name}, ${device.publicKey})`;
+        await tx`insert into actions.audit_events (account_id, event, actor, detail)
+                 values (${member.account_id}, 'member_signed_in', ${`device:${device.ref}`},
+                         ${sql.json({ member_id: member.id, device_ref: device.ref, via: 'oidc' })})`;
+        return { member_id: member.id, account_id: member.account_id };
+      });
+    },
+
     /** The account's current members, oldest first, with their working devices and unused invites. */
     async list(accountId: string): Promise<ListedMember[]> {
       return sql<ListedMember[]>`

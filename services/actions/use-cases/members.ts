@@ -5,6 +5,7 @@ import {
   type Joined,
   type MemberChange,
   type MemberCreated,
+  type MemberDeviceByEmail,
   type MemberList,
   type MemberView,
   type NewMember,
@@ -93,6 +94,18 @@ export function createMembers(deps: Deps) {
         if (joined.refused === 'expired') throw errors.inviteExpired();
         throw errors.inviteNotFound();
       }
+      return { device_id: device.deviceId };
+    },
+
+    /**
+     * A new device for the member whose email the company's identity provider verified (the identity service has
+     * checked the sign-in): refused when no current member, or members of several accounts, have it.
+     */
+    async addDeviceByEmail(asked: MemberDeviceByEmail): Promise<Joined> {
+      const device = newDevice({ name: asked.device_name, public_key: null });
+      const added = await members.addDeviceByEmail({ email: asked.email, device: device.stored });
+      if ('matches' in added)
+        throw added.matches === 0 ? errors.signInNoMember(asked.email) : errors.signInEmailAmbiguous(asked.email);
       return { device_id: device.deviceId };
     },
 
