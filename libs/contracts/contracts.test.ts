@@ -129,6 +129,47 @@ describe('standing grants and quorum rules', () => {
       expect(describeZodError(r.error!)).toMatch(/^quorum: /);
     }
   });
+
+  it('routes ask and quorum rules to approvers, escalating after 5 s to 1 day, and nothing else', () => {
+    const rule = (body: Record<string, unknown>) => CreateRuleBody.safeParse({ name: 'r', ...body });
+    const routed = {
+      approvers: ['mem_a1', 'role:admin', 'mem_a1'],
+      escalate_after_seconds: 5,
+      escalate_to: ['role:owner'],
+    };
+    expect(rule({ decision: 'ask', ...routed }).data).toMatchObject({
+      decision: 'ask',
+      approvers: ['mem_a1', 'role:admin'],
+      escalate_after_seconds: 5,
+      escalate_to: ['role:owner'],
+    });
+    expect(rule({ decision: 'require_quorum', quorum: 2, ...routed, escalate_after_seconds: 86_400 }).success).toBe(
+      true,
+    );
+    expect(rule({ decision: 'ask' }).data).toMatchObject({ approvers: null, escalate_to: null });
+    const refusals: Array<[Record<string, unknown>, RegExp]> = [
+      [{ decision: 'auto_approve', approvers: ['mem_a1'] }, /^approvers: is only for decision ask/],
+      [{ decision: 'auto_deny', escalate_after_seconds: 5, escalate_to: ['mem_a1'] }, /^escalate_after_seconds: /],
+      [{ decision: 'ask', approvers: ['role:auditor'] }, /^approvers\[0\]: must be a member id/],
+      [{ decision: 'ask', approvers: ['dana'] }, /^approvers\[0\]: /],
+      [{ decision: 'ask', approvers: [] }, /^approvers: must name at least one/],
+      [
+        { decision: 'ask', escalate_after_seconds: 4, escalate_to: ['mem_a1'] },
+        /^escalate_after_seconds: must be 5 to 86400/,
+      ],
+      [{ decision: 'ask', escalate_after_seconds: 86_401, escalate_to: ['mem_a1'] }, /^escalate_after_seconds: /],
+      [
+        { decision: 'ask', escalate_after_seconds: 60 },
+        /^escalate_to: escalate_after_seconds and escalate_to go together/,
+      ],
+      [{ decision: 'ask', escalate_to: ['mem_a1'] }, /^escalate_after_seconds: /],
+    ];
+    for (const [bad, message] of refusals) {
+      const r = rule(bad);
+      expect(r.success, JSON.stringify(bad)).toBe(false);
+      expect(describeZodError(r.error!), JSON.stringify(bad)).toMatch(message);
+    }
+  });
 });
 
 describe('the outcome of a resolution event', () => {

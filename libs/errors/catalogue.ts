@@ -193,6 +193,13 @@ export const errors = {
     (role: string, what: string, needs: string) => `A member with the ${role} role may not ${what}: it takes ${needs}`,
   ),
 
+  notRequestApprover: entry(
+    'not_request_approver',
+    403,
+    (id: string) =>
+      `Action request '${id}' is routed to other members: only its approvers (and, once it escalated, the people it escalated to) may answer it`,
+  ),
+
   // 404: nothing of that id is visible to the caller (another account's ids look the same).
   actionNotFound: entry('action_not_found', 404, (id: string) => `Action request '${id}' not found`),
   hookClientNotFound: entry(

@@ -37,5 +37,14 @@ export type CedarAsker = (...args: Parameters<typeof cedarVerdict>) => ReturnTyp
 export function outcomeOf(match: AutomaticMatch<{ decision: RuleDecision }>): ReplayOutcome {
   if (!match) return 'pending';
   if (match.cedar) return match.cedar.effect === 'permit' ? 'approve' : 'deny';
-  return match.rule.decision === 'auto_approve' ? 'approve' : match.rule.decision === 'auto_deny' ? 'deny' : 'pending';
+  switch (match.rule.decision) {
+    case 'auto_approve':
+      return 'approve';
+    case 'auto_deny':
+      return 'deny';
+    case 'ask':
+      return 'ask';
+    default:
+      return 'pending';
+  }
 }

@@ -36,6 +36,8 @@ import type { ReceiptKeys } from './domain/receipt-keys.js';
 import { createReceiptIssuer } from './use-cases/receipts.js';
 import { startAuditSealer } from './workers/audit-sealer.js';
 import { startPartitionKeeper } from './workers/partition-keeper.js';
+import { startEscalationScheduler } from './workers/escalation-scheduler.js';
+import { createEscalationStore } from './store/escalations.js';
 import { createPartitionStore, createRequestPartitionStore } from './store/table-partitions.js';
 import { createAuditCutStore } from './store/audit-cuts.js';
 import { type SealerThreadData, startAuditSealerThread } from './workers/audit-sealer-threaded.js';
@@ -138,6 +140,10 @@ export async function startActionsService(input: ActionsServiceInput) {
     retentionDays: settings.RETENTION_DAYS,
     log: log.child({ component: 'partition-keeper' }),
   });
+  const escalations = startEscalationScheduler({
+    escalations: createEscalationStore(sql, (events) => relay?.committed(events)),
+    log: log.child({ component: 'escalations' }),
+  });
   const sealerLog = log.child({ component: 'audit-sealer' });
   const intervalMs = settings.AUDIT_SEAL_INTERVAL_MS;
   const sealer = !settings.RECEIPTS
@@ -148,6 +154,7 @@ export async function startActionsService(input: ActionsServiceInput) {
   return {
     async stop() {
       await sealer?.stop();
+      await escalations.stop();
       await partitionKeeper.stop();
       await sweeper.stop();
       await served.stop();

@@ -14,7 +14,8 @@ const Timestamp = z.string().transform((s, ctx) => {
   return iso;
 });
 
-export const actionEventTypes = ['action.created', 'action.resolved'] as const;
+/** `action.escalated`: a pending request was handed to more people (its rule's escalate_to); see `escalation`. */
+export const actionEventTypes = ['action.created', 'action.resolved', 'action.escalated'] as const;
 export const ActionEventType = z.enum(actionEventTypes);
 export type ActionEventType = z.infer<typeof ActionEventType>;
 
@@ -64,7 +65,29 @@ export interface ActionSnapshot {
   quorum_approvals?: QuorumApproval[] | null;
   /** Approved with changes (the edited input itself stays in the request, sealed: only the fact travels). */
   edited?: boolean | null;
+  /** On an escalation's snapshot only: whom it went to. */
+  escalation?: z.input<typeof EscalationView>;
 }
+
+/** A member an escalation went to, as the notices to them need it. */
+export const EscalatedMember = z.object({
+  member_id: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+});
+export type EscalatedMember = z.infer<typeof EscalatedMember>;
+
+/**
+ * What an `action.escalated` event adds: when it was due and when it was done (the escalation's lateness), the
+ * rule's `escalate_to` as written, and the members that named when it was done (who now see and may answer it).
+ */
+export const EscalationView = z.object({
+  escalate_at: Timestamp,
+  escalated_at: Timestamp,
+  escalate_to: z.array(z.string()),
+  members: z.array(EscalatedMember),
+});
+export type EscalationView = z.infer<typeof EscalationView>;
 
 /** What an event says about a request, from the outbox's snapshot of it (the amount in major units). */
 export function actionOfSnapshot(s: ActionSnapshot): z.input<typeof ActionEventAction> {
@@ -133,6 +156,8 @@ export const ActionEvent = z.object({
    * dropped, not the event: a reader without it reads the request instead.
    */
   outcome: ActionEventOutcome.optional().catch(undefined),
+  /** On an `action.escalated` event: whom the request was handed to. */
+  escalation: EscalationView.optional(),
 });
 export type ActionEvent = z.infer<typeof ActionEvent>;
 export type ActionEventInput = z.input<typeof ActionEvent>;

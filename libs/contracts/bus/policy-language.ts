@@ -68,6 +68,10 @@ export function simulateRequestOf(device: DevicePrincipal, body: SimulateBody): 
         amount_max_cents: body.rule.amount_max_cents,
         quorum: body.rule.quorum,
         conditions: body.rule.conditions,
+        // Who would answer does not change what a replay counts; kept so the draft is the rule as posted.
+        approvers: body.rule.approvers,
+        escalate_after_seconds: body.rule.escalate_after_seconds,
+        escalate_to: body.rule.escalate_to,
       }
     : null;
   return { device, rule, cedar: body.cedar ?? null, days: body.days };

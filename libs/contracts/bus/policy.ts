@@ -95,6 +95,17 @@ export function toolCallFactsOf(metadata: Record<string, unknown> | null | undef
 }
 
 /**
+ * Who a request left to people goes to, from the rules that matched it: `approvers` of the first matching rule that
+ * names them (null: every member who may approve), and the escalation of the first matching rule that has one.
+ */
+export const RequestRouting = z.object({
+  approvers: z.array(z.string()).nullable(),
+  escalate_after_seconds: z.number().int().nullable(),
+  escalate_to: z.array(z.string()).nullable(),
+});
+export type RequestRouting = z.infer<typeof RequestRouting>;
+
+/**
  * The policy's answer. `spend_recorded` tells the caller that the amount now counts as spent, so that it can
  * release it if the request is never stored.
  */
@@ -105,6 +116,8 @@ export const PolicyDecision = z.discriminatedUnion('outcome', [
     /** Set when a quorum rule matched: the rule's name and how many devices must approve. */
     rule_applied: z.string().optional(),
     quorum: z.number().int().optional(),
+    /** Set when a matching rule names approvers or an escalation; absent: every approver, no escalation. */
+    routing: RequestRouting.optional(),
     /**
      * Set when the account has no rule, limit or live grant at all: every request of it is pending, as this one,
      * until its policy changes (the `policy_changed` event), so a caller may answer that itself until then.
@@ -168,6 +181,20 @@ export const NewRule = z.object({
   quorum: z.number().int().nullable(),
   /** All must hold for the rule to apply; null: none. */
   conditions: z.array(ConditionView).nullable(),
+  /** Routing of an `ask` or `require_quorum` rule (absent on messages of older gateways: none). */
+  approvers: z
+    .array(z.string())
+    .nullish()
+    .transform((v) => v ?? null),
+  escalate_after_seconds: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? null),
+  escalate_to: z
+    .array(z.string())
+    .nullish()
+    .transform((v) => v ?? null),
 });
 export type NewRule = z.infer<typeof NewRule>;
 
@@ -184,7 +211,21 @@ export type NewSpendingLimit = z.infer<typeof NewSpendingLimit>;
 /** The bus message of a validated POST /rules body. */
 export function newRuleOf(device: DevicePrincipal, body: CreateRuleBody): NewRule {
   const { name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, conditions } = body;
-  return { device, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum, conditions };
+  const { approvers, escalate_after_seconds, escalate_to } = body;
+  return {
+    device,
+    name,
+    decision,
+    action_type,
+    agent_id,
+    risk_level_max,
+    amount_max_cents,
+    quorum,
+    conditions,
+    approvers,
+    escalate_after_seconds,
+    escalate_to,
+  };
 }
 
 /** The bus message of a validated POST /spending-limits body (the amount, in dollars there, in cents here). */

@@ -78,8 +78,11 @@ export const SimulateBody = z
   });
 export type SimulateBody = z.infer<typeof SimulateBody>;
 
-/** What the automatic decision of a request is: approved or denied at once, or left to a person. */
-export const ReplayOutcome = z.enum(['approve', 'deny', 'pending']);
+/**
+ * What the automatic decision of a request is: approved or denied at once, left to a person (`pending`: no rule
+ * decided it, or a quorum rule), or left to people by an `ask` rule.
+ */
+export const ReplayOutcome = z.enum(['approve', 'deny', 'pending', 'ask']);
 export type ReplayOutcome = z.infer<typeof ReplayOutcome>;
 
 /** A request the draft decides otherwise than today's rules and policies do. */
@@ -103,6 +106,8 @@ export const SimulationView = z.object({
   approve: z.number().int(),
   deny: z.number().int(),
   pending: z.number().int(),
+  /** Left to people by an `ask` rule. */
+  ask: z.number().int(),
   /** At most 50, newest first. */
   changed: z.array(ReplayChange),
   /** How many requests changed in all (changed lists at most 50 of them). */

@@ -5,7 +5,7 @@ import { ActionType, RiskLevel } from '../enums.js';
 import { fieldLimits } from './actions.js';
 import { ConditionsBody, ConditionView } from './conditions.js';
 
-export const ruleDecisions = ['auto_approve', 'auto_deny', 'require_quorum'] as const;
+export const ruleDecisions = ['auto_approve', 'auto_deny', 'require_quorum', 'ask'] as const;
 export const RuleDecision = z.enum(ruleDecisions);
 export type RuleDecision = z.infer<typeof RuleDecision>;
 
@@ -19,6 +19,11 @@ export const policyLimits = {
   quorumMin: 2,
   quorumMax: 10,
   rulesPerAccount: 500,
+  /** Entries of a rule's `approvers` or `escalate_to`. */
+  routeEntriesMax: 20,
+  /** How long a request waits for its approvers before it is handed to `escalate_to` too. */
+  escalateMinSeconds: 5,
+  escalateMaxSeconds: 86_400,
   limitsPerAccount: 100,
   // The largest action amount (fieldLimits.maxAmount dollars) in cents: a larger cap could never matter.
   maxAmountCents: fieldLimits.maxAmount * 100,
@@ -26,6 +31,39 @@ export const policyLimits = {
 
 // Agents are named by their public id (agt_…); anything else can never match, so it is refused at once.
 const AgentId = StoredText().regex(/^agt_[A-Za-z0-9]{1,96}$/, 'must be an agent id (agt_…)');
+
+/**
+ * Who a request left to people goes to: a member id (mem_…), or `role:<role>` for every member with that role at
+ * the time they look (auditors answer nothing, so `role:auditor` is refused).
+ */
+export const RouteEntry = StoredText().regex(
+  /^(mem_[A-Za-z0-9]{1,96}|role:(owner|admin|approver))$/,
+  'must be a member id (mem_…) or role:owner, role:admin or role:approver',
+);
+const RouteList = z
+  .array(RouteEntry)
+  .min(1, 'must name at least one member or role')
+  .max(policyLimits.routeEntriesMax, `must name at most ${policyLimits.routeEntriesMax}`)
+  .transform((list) => [...new Set(list)]);
+
+/** The routing fields of a rule: only on `ask` and `require_quorum` rules (a decided request goes to no one). */
+const routingFields = {
+  approvers: RouteList.nullish().transform((v) => v ?? null),
+  escalate_after_seconds: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(
+      policyLimits.escalateMinSeconds,
+      `must be ${policyLimits.escalateMinSeconds} to ${policyLimits.escalateMaxSeconds}`,
+    )
+    .max(
+      policyLimits.escalateMaxSeconds,
+      `must be ${policyLimits.escalateMinSeconds} to ${policyLimits.escalateMaxSeconds}`,
+    )
+    .nullish()
+    .transform((v) => v ?? null),
+  escalate_to: RouteList.nullish().transform((v) => v ?? null),
+};
 
 const ruleFields = {
   name: StoredText().trim().min(1, 'must not be empty').max(policyLimits.ruleName),
@@ -50,12 +88,31 @@ const ruleFields = {
     .transform((v) => v ?? null),
   /** 1–10 conditions on the request, all of which must hold (null: none). */
   conditions: ConditionsBody.nullish().transform((v) => v ?? null),
+  ...routingFields,
+};
+
+type RoutingOf = { approvers: string[] | null; escalate_after_seconds: number | null; escalate_to: string[] | null };
+
+/** Whether a rule's decision leaves the request to people (so it may say which people). */
+export const leavesToPeople = (decision: RuleDecision): boolean => decision === 'ask' || decision === 'require_quorum';
+
+const routingGoesWithItsDecision = (rule: { decision: RuleDecision } & RoutingOf, ctx: z.core.$RefinementCtx) => {
+  if (!leavesToPeople(rule.decision)) {
+    for (const field of ['approvers', 'escalate_after_seconds', 'escalate_to'] as const)
+      if (rule[field] !== null)
+        ctx.addIssue({ code: 'custom', path: [field], message: 'is only for decision ask or require_quorum' });
+  }
+  if ((rule.escalate_after_seconds === null) !== (rule.escalate_to === null)) {
+    const missing = rule.escalate_to === null ? 'escalate_to' : 'escalate_after_seconds';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'escalate_after_seconds and escalate_to go together' });
+  }
 };
 
 const quorumGoesWithItsDecision = (
-  rule: { decision: RuleDecision; quorum: number | null },
+  rule: { decision: RuleDecision; quorum: number | null } & RoutingOf,
   ctx: z.core.$RefinementCtx,
 ) => {
+  routingGoesWithItsDecision(rule, ctx);
   if (rule.decision === 'require_quorum' && rule.quorum === null)
     ctx.addIssue({ code: 'custom', path: ['quorum'], message: 'is required with decision require_quorum' });
   if (rule.decision !== 'require_quorum' && rule.quorum !== null)
@@ -86,6 +143,10 @@ export const RuleView = z.object({
   quorum: z.number().int().optional(),
   /** Only on a rule with conditions (likewise). */
   conditions: z.array(ConditionView).optional(),
+  /** Only on an `ask` or `require_quorum` rule that names them (likewise). */
+  approvers: z.array(z.string()).optional(),
+  escalate_after_seconds: z.number().int().optional(),
+  escalate_to: z.array(z.string()).optional(),
   created_at: z.string(),
 });
 export type RuleView = z.infer<typeof RuleView>;

@@ -13,6 +13,7 @@ import {
 import { isInsecureHostAllowed } from '@agent-auth/config';
 import { errors } from '@agent-auth/errors';
 import type { AuditEntry, NewRequest } from './rows.js';
+import { routingColumns } from './routing.js';
 
 /** Checks a callback URL: https, or http only to a host configured as a development exception. */
 export function checkCallbackUrl(allowInsecureHosts: { ALLOW_INSECURE_HOSTS: string[] }, url: string): void {
@@ -118,6 +119,8 @@ export function newRequestRow(p: Prepared, decision: PolicyDecision, receipt: st
     // A quorum rule leaves the request pending, naming the rule and how many devices must approve.
     rule_applied: resolved ? decision.rule_applied : (decision.rule_applied ?? null),
     quorum_required: resolved ? null : (decision.quorum ?? null),
+    // Who a request left to people goes to, and to whom it escalates when: as the matching rules said now.
+    ...routingColumns(resolved ? undefined : decision.routing, p.at),
     resolved_by: resolved ? decision.resolved_by : null,
     reason: null,
     spending_limit_exceeded: resolved ? (decision.spending_limit_exceeded ?? null) : null,

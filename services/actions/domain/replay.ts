@@ -117,7 +117,16 @@ export function replayed(
 
 /** The counts of one draft's replay, and the newest 50 requests it changes (the history comes agent by agent). */
 export function createReplayTally(days: number) {
-  const view: SimulationView = { days, evaluated: 0, approve: 0, deny: 0, pending: 0, changed: [], changed_total: 0 };
+  const view: SimulationView = {
+    days,
+    evaluated: 0,
+    approve: 0,
+    deny: 0,
+    pending: 0,
+    ask: 0,
+    changed: [],
+    changed_total: 0,
+  };
   // Newest first: a change older than the oldest kept, once 50 are kept, is only counted.
   const kept: Array<{ at: number; change: ReplayChange }> = [];
   return {

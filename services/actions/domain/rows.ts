@@ -45,6 +45,13 @@ export interface RequestRow {
   /** Approved with changes: the tool input the holder edited, sealed like metadata, and its digest. */
   updated_input_enc?: string | null;
   updated_input_hash?: string | null;
+  /** Who may see and answer it (member ids, role:<role>); null: every member who may approve (migration 080). */
+  approvers?: string[] | null;
+  /** When, still pending, it is handed to `escalate_to` too; null: never. */
+  escalate_at?: Date | null;
+  escalate_to?: string[] | null;
+  /** Set once, when the escalation was done. */
+  escalated_at?: Date | null;
   agent_name?: string;
 }
 

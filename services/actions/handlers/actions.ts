@@ -8,7 +8,7 @@ export function actionHandlers(uc: UseCases): BoundHandler[] {
     handle(ep.create, (request, ctx) => uc.createAction(request, ctx)),
     handle(ep.get, ({ agent, id }) => uc.reading.get(agent, id)),
     handle(ep.list, (request) => uc.reading.list(request)),
-    handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id)),
+    handle(ep.pending, ({ device }) => uc.reading.pending(device.account_id, device)),
     handle(ep.approve, (request, ctx) => uc.resolution.approve(request, ctx)),
     handle(ep.deny, (request, ctx) => uc.resolution.deny(request, ctx)),
     // A batch's results are kept per call, sealed (they hold the requests' metadata): a resend gets them as the first

@@ -37,17 +37,19 @@ export const WRITER_LEASE_SECONDS = 5;
  * The rows are born claimed by their writer for WRITER_LEASE_SECONDS and returned (the CTE's rows), so that the
  * statement can hand them back with its own result (`eventsOf`).
  *
+ * `escalated`: an escalation's event (`action.escalated`), its snapshot with the CTE's `escalation` column.
+ *
  * `byWriter`: the creating statement's events, whose ids its writer chose (its CTE `input`'s `event_id`) and whose
  * time is the request's creation: the writer makes each event of the row it sent (creationEventOf) and publishes it
  * without reading anything back, and a relay that takes the row over publishes the same event, made of the request
  * row as it was created (asCreated). So those rows keep no snapshot: it was a seventh of a create's WAL.
  */
-export function announce(sql: Sql, source: string, byWriter = false) {
+export function announce(sql: Sql, source: string, byWriter = false, escalated = false) {
   return sql`
     insert into actions.outbox (${byWriter ? sql`id, created_at, ` : sql``}type, account_id, agent_id, request_id,
       callback_url, action, claimed_until)
     select ${byWriter ? sql`i.doc->>'event_id', c.created_at, ` : sql``}
-      case when c.status = 'pending' then 'action.created' else 'action.resolved' end,
+      ${escalated ? sql`'action.escalated'` : sql`case when c.status = 'pending' then 'action.created' else 'action.resolved' end`},
       c.account_id, c.agent_id, c.id, c.callback_url,
       ${
         byWriter
@@ -57,7 +59,7 @@ export function announce(sql: Sql, source: string, byWriter = false) {
         'resolved_by', c.resolved_by, 'resolved_at', c.resolved_at, 'created_at', c.created_at,
         'expires_at', c.expires_at, 'receipt', c.receipt, 'reason', c.reason, 'user_verified', c.user_verified,
         'passkey_id', c.passkey_id, 'quorum_required', c.quorum_required, 'quorum_approvals', c.quorum_approvals,
-        'edited', c.updated_input_hash is not null)`
+        'edited', c.updated_input_hash is not null)${escalated ? sql` || jsonb_build_object('escalation', c.escalation)` : sql``}`
       },
       now() + make_interval(secs => ${WRITER_LEASE_SECONDS})
     from ${sql(source)} c ${byWriter ? sql`join input i on i.id = c.id` : sql``}
@@ -169,6 +171,7 @@ function eventOfRow(r: OutboxRow): ActionEventInput {
     occurred_at: new Date(r.created_at).toISOString(),
     action: eventActionOf(r.action),
     ...outcomeOf(r.action),
+    ...('escalation' in r.action && r.action.escalation ? { escalation: r.action.escalation } : {}),
   };
 }
 

@@ -56,6 +56,10 @@ function storedRowOf(row: NewRequest): RequestRow {
     execution_claim_id: null,
     updated_input_enc: null,
     updated_input_hash: null,
+    approvers: row.approvers ?? null,
+    escalate_at: row.escalate_at ?? null,
+    escalate_to: row.escalate_to ?? null,
+    escalated_at: null,
   };
 }
 
@@ -87,6 +91,9 @@ const INSERTED_COLUMNS = [
   'policy_version',
   'receipt',
   'quorum_required',
+  'approvers',
+  'escalate_at',
+  'escalate_to',
 ] as const satisfies ReadonlyArray<keyof RequestRow>;
 // The insert's two lists, from the one above (fixed names, so written into the statement as they are).
 const INSERTED_LIST = INSERTED_COLUMNS.join(', ');

@@ -80,17 +80,19 @@ export function createRequestStore(
      */
     listForAgent: createAgentListWalk(sql),
 
-    /** An account's pending, unexpired requests: critical first, then oldest first. */
     /**
      * The account's pending, unexpired requests in list order: the id and the one thing that changes while a request
      * is pending (its quorum's approvals). Everything else of an entry is fixed once created (pendingRows).
      */
-    async pendingHeads(accountId: string, limit: number): Promise<PendingHead[]> {
-      // Only the months a pending request can lie in are read (each partition's index of pending requests).
+    async pendingHeads(accountId: string, limit: number, names: readonly string[]): Promise<PendingHead[]> {
+      // Only the months a pending request can lie in are read (each partition's index of pending requests). Only
+      // what is routed to the asking member (`names`: their id and role:<role>): domain/routing.ts mayAnswer.
       return sql<PendingHead[]>`
         select r.id, r.quorum_approvals from actions.requests r
         where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
           and r.id >= ${pendingIdFloor(Date.now())}
+          and (r.approvers is null or r.approvers && ${names as string[]}::text[]
+            or (r.escalated_at is not null and r.escalate_to && ${names as string[]}::text[]))
         order by r.risk_rank desc, r.created_at asc, r.id asc
         limit ${limit}`;
     },

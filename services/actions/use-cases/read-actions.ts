@@ -11,6 +11,7 @@ import { errors } from '@agent-auth/errors';
 import { decodeListCursor, encodeListCursor } from '../domain/list-cursor.js';
 import { currentPendingItem, toActionView, toPendingItem } from '../domain/views.js';
 import type { ActionsDeps } from './deps.js';
+import { type Asker, namesOf } from '../domain/routing.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';
 
@@ -60,9 +61,9 @@ export function createActionReading(deps: Deps) {
       };
     },
 
-    /** The account's pending list, encoded from the kept entries' JSON (a quorum's entry afresh: approvals move). */
-    async pending(accountId: string): Promise<EncodedJson<PendingList>> {
-      const heads = await requests.pendingHeads(accountId, PENDING_LIST_MAX);
+    /** The account's pending list as routed to the asking member, encoded from the kept entries' JSON (a quorum's entry afresh: approvals move). */
+    async pending(accountId: string, asker: Asker): Promise<EncodedJson<PendingList>> {
+      const heads = await requests.pendingHeads(accountId, PENDING_LIST_MAX, namesOf(asker));
       // Taken before the read below, so entries another call pushes out meanwhile are still at hand.
       const entries = new Map<string, KeptEntry>();
       const missing: string[] = [];

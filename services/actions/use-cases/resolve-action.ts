@@ -27,6 +27,7 @@ import { toActionView } from '../domain/views.js';
 import { decidedAlreadyBy } from '../domain/earlier-decision.js';
 import { receiptDetail } from '../domain/new-action.js';
 import type { RequestRow } from '../domain/rows.js';
+import { mayAnswer } from '../domain/routing.js';
 import type { ActionsDeps } from './deps.js';
 import type { Expiry } from './expiry.js';
 import type { MetadataSeal } from './metadata.js';
@@ -77,10 +78,14 @@ const signedTimestamp = (proof: DecisionProof, sent: DeviceProof) =>
 export function createResolution(deps: Deps) {
   const { requests, identities, policy, expiry, metadata, totp, passkeys } = deps;
 
-  /** Finds a request of the device's account that is still pending, or throws 404 / 409. */
+  /**
+   * Finds a request of the device's account that is still pending, or throws 404 / 409; 403 when it is routed to
+   * other members (domain/routing.ts).
+   */
   const pendingRequest = async (device: DevicePrincipal, id: string): Promise<RequestRow> => {
     const found = await requests.findForAccount(id, device.account_id);
     if (!found) throw errors.actionNotFound(id);
+    if (!mayAnswer(found, device)) throw errors.notRequestApprover(id);
     const row = await expiry.current(found);
     if (row.status !== 'pending') throw errors.actionNotPending(row.status);
     return row;

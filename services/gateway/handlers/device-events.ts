@@ -15,8 +15,29 @@ import type { RouteDoc } from './openapi.js';
 
 /** One server-sent event: the event id (msg_…) lets a client drop a duplicate. */
 export function sseFrame(event: ActionEvent): string {
-  const data = { id: event.id, type: event.type, occurred_at: event.occurred_at, action: event.action };
+  const data = {
+    id: event.id,
+    type: event.type,
+    occurred_at: event.occurred_at,
+    action: event.action,
+    ...(event.escalation ? { escalation: escalationFrame(event.escalation) } : {}),
+  };
   return sseEvent({ id: event.id, event: event.type, data });
+}
+
+/** What a device is told of an escalation: when, and to whom by id and name (emails stay with the notifier). */
+function escalationFrame(e: NonNullable<ActionEvent['escalation']>) {
+  return {
+    escalate_at: e.escalate_at,
+    escalated_at: e.escalated_at,
+    members: e.members.map((m) => ({ member_id: m.member_id, name: m.name })),
+  };
+}
+
+/** Whether a device's stream carries an event: an escalation only to the members it was handed to. */
+export function streamedTo(device: Pick<DevicePrincipal, 'member_id'>, event: ActionEvent): boolean {
+  if (event.type !== 'action.escalated') return true;
+  return !!event.escalation?.members.some((m) => m.member_id === device.member_id);
 }
 
 /**
@@ -31,7 +52,8 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: Event
     eventStream: true,
     description:
       "Server-Sent Events of the device's account from the moment it connects: `action.created` (a new pending " +
-      'request) and `action.resolved` (approved, denied, expired), each with its event id; a heartbeat comment ' +
+      'request), `action.resolved` (approved, denied, expired) and, to the members it was handed to, ' +
+      '`action.escalated` (with `escalation: {escalate_at, escalated_at, members}`), each with its event id; a heartbeat comment ' +
       'every DEVICE_STREAM_HEARTBEAT_MS. Missed events are not replayed: `GET /pending` is the state.',
   };
   app.get('/device/events', { config: { auth: 'device', doc } }, async (request, reply) => {
@@ -39,7 +61,11 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: Event
     if (!device || !('device_ref' in device)) throw errors.notAuthenticated();
     const stream = streams.start(request, reply);
     if (!stream) return;
-    stream.onClose(bus.actionEvents.watch(device.account_id, (event) => stream.send(sseFrame(event))));
+    stream.onClose(
+      bus.actionEvents.watch(device.account_id, (event) => {
+        if (streamedTo(device, event)) stream.send(sseFrame(event));
+      }),
+    );
   });
 
   addRoute(app, {

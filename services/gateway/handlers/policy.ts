@@ -27,7 +27,10 @@ export function policyRoutes(app: FastifyInstance, bus: Bus): void {
       'agent, amount, and `conditions`: 1–10 `{field, op, value}` that must all hold, on `recipient`, `title`, ' +
       '`currency`, `amount`, `risk_level`, `tool_name`, `metadata.<key>`, `local_hour`, `weekday`); rules are ' +
       'evaluated in creation order and the first match wins, after spending limits. A bad condition is a 400 ' +
-      'naming it (`conditions[2].op: …`).',
+      'naming it (`conditions[2].op: …`). `decision: "ask"` leaves a matching request to people; an `ask` or ' +
+      '`require_quorum` rule may name `approvers` (member ids or `role:<role>`: only they see and answer it) and ' +
+      '`escalate_after_seconds` (5–86400) with `escalate_to` (same form): still pending then, it is handed to ' +
+      'those people too, who are notified.',
     auth: 'device',
     body: CreateRuleBody,
     response: ep.createRule.response,

@@ -14,6 +14,9 @@ export type DecisionRule = Pick<
   | 'amount_max_cents'
   | 'quorum'
   | 'conditions'
+  | 'approvers'
+  | 'escalate_after_seconds'
+  | 'escalate_to'
   | 'created_at'
 >;
 /** A Cedar policy as a decision reads it. */
@@ -27,6 +30,8 @@ export type PolicyLimit = Pick<
 /** What a decision needs of an account: its rules and limits, each in creation order (without spend). */
 export interface AccountPolicy {
   rules: DecisionRule[];
+  /** The rules that name approvers or an escalation, in order (empty for most accounts). */
+  routing: DecisionRule[];
   limits: PolicyLimit[];
   /**
    * The account's standing grants that were live with uses and budget left when loaded; empty for

@@ -15,6 +15,11 @@ export interface RuleRow {
   quorum: number | null;
   /** All must hold for the rule to apply; null: none. */
   conditions: Condition[] | null;
+  /** An ask or require_quorum rule's approvers (member ids, role:<role>); null: every approver. */
+  approvers: string[] | null;
+  /** Hands a request still pending this long after creation to `escalate_to` too; both null: no escalation. */
+  escalate_after_seconds: number | null;
+  escalate_to: string[] | null;
   created_at: Date;
 }
 

@@ -15,6 +15,10 @@ export function toRuleView(row: RuleRow): RuleView {
     amount_max_cents: row.amount_max_cents,
     ...(row.quorum === null ? {} : { quorum: row.quorum }),
     ...(row.conditions === null ? {} : { conditions: row.conditions }),
+    ...(row.approvers === null ? {} : { approvers: row.approvers }),
+    ...(row.escalate_to === null
+      ? {}
+      : { escalate_after_seconds: row.escalate_after_seconds!, escalate_to: row.escalate_to }),
     created_at: row.created_at.toISOString(),
   };
 }

@@ -22,7 +22,9 @@ export function createAccountPolicyStore(sql: Sql) {
           coalesce((
             select json_agg(json_build_object('id', id, 'name', name, 'decision', decision, 'action_type', action_type,
               'agent_id', agent_id, 'risk_level_max', risk_level_max, 'amount_max_cents', amount_max_cents,
-              'quorum', quorum, 'conditions', conditions, 'created_at', created_at) order by seq)
+              'quorum', quorum, 'conditions', conditions, 'approvers', approvers,
+              'escalate_after_seconds', escalate_after_seconds, 'escalate_to', escalate_to,
+              'created_at', created_at) order by seq)
             from policy.rules where account_id = ${accountId}
           ), '[]'::json) as rules,
           coalesce((
@@ -59,6 +61,7 @@ export function createAccountPolicyStore(sql: Sql) {
       const timezone = row!.timezone ?? 'UTC';
       return {
         rules,
+        routing: rules.filter((r) => r.approvers !== null || r.escalate_to !== null),
         limits,
         grants,
         policies,

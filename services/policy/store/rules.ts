@@ -12,6 +12,8 @@ const toRow = (r: RawRule): RuleRow => ({
 
 /** Persistence of an account's rules, in creation order. */
 export function createRuleStore(sql: Sql) {
+  const COLUMNS = sql.unsafe(`id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents,
+    quorum, conditions, approvers, escalate_after_seconds, escalate_to, created_at`);
   return {
     /** Inserts a rule unless the account already has `cap` rules; undefined when it has. */
     async insert(
@@ -22,21 +24,20 @@ export function createRuleStore(sql: Sql) {
     ): Promise<RuleRow | undefined> {
       const [row] = await sql<RawRule[]>`
         insert into policy.rules (id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents,
-          quorum, conditions)
+          quorum, conditions, approvers, escalate_after_seconds, escalate_to)
         select ${id}, ${accountId}, ${rule.name}, ${rule.decision}, ${rule.action_type}, ${rule.agent_id},
                ${rule.risk_level_max}, ${rule.amount_max_cents}, ${rule.quorum},
-               ${rule.conditions === null ? null : sql.json(rule.conditions as never)}
+               ${rule.conditions === null ? null : sql.json(rule.conditions as never)},
+               ${rule.approvers}::text[], ${rule.escalate_after_seconds}, ${rule.escalate_to}::text[]
         where (select count(*) from policy.rules where account_id = ${accountId}) < ${cap}
-        returning id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum,
-          conditions, created_at`;
+        returning ${COLUMNS}`;
       return row && toRow(row);
     },
 
     /** An account's rules in the order they are evaluated. */
     async list(accountId: string): Promise<RuleRow[]> {
       const rows = await sql<RawRule[]>`
-        select id, account_id, name, decision, action_type, agent_id, risk_level_max, amount_max_cents, quorum,
-          conditions, created_at
+        select ${COLUMNS}
         from policy.rules where account_id = ${accountId} order by seq`;
       return rows.map(toRow);
     },

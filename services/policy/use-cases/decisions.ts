@@ -16,6 +16,7 @@ import type { PolicyDeps } from './deps.js';
 import { firstExceededLimit, type LimitStanding, limitApplies, summarize } from '../domain/limit-checks.js';
 import { type PeriodWindows, periodWindows } from '../domain/period-windows.js';
 import { coveringGrants } from '../domain/grant-matching.js';
+import { routingOf } from '../domain/routing.js';
 
 /** A decision before the version of the policy it was taken under is attached (the receipts' policy_version). */
 type Verdict = PolicyDecision extends infer D ? (D extends unknown ? Omit<D, 'policy_version'> : never) : never;
@@ -48,6 +49,8 @@ function deciderOf(policy: CachedPolicy, req: DecideRequest, now: Date): Decider
 function byRule(rule: Decider, spendRecorded: boolean): Verdict {
   // A quorum rule decides that the request waits for that many devices of the account.
   if (rule.decision === 'require_quorum') return { outcome: 'pending', rule_applied: rule.name, quorum: rule.quorum! };
+  // An ask rule leaves it to people, whatever a grant or a Cedar policy would have said.
+  if (rule.decision === 'ask') return { outcome: 'pending', rule_applied: rule.name };
   return {
     outcome: rule.decision === 'auto_approve' ? 'approved' : 'denied',
     resolved_by: `${rule.cites}:${rule.name}`,
@@ -119,6 +122,7 @@ async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecis
     return { outcome: 'pending', policy_version: policy.version, no_policy: true };
   }
   const decision = await decideFrom(deps, policy, req, false);
+  if (decision !== STALE && decision.outcome === 'pending') return routed(policy, req, decision, deps.now());
   // The version of exactly the rules and limits decided under. The common answer is built as it is:
   // spreading a verdict takes V8's slow object-clone path.
   if (decision === PENDING) return { outcome: 'pending', policy_version: policy.version };
@@ -127,10 +131,24 @@ async function decide(deps: PolicyDeps, req: DecideRequest): Promise<PolicyDecis
   // way): decide again from a fresh copy.
   deps.policyCache.invalidate(req.account_id);
   const fresh = await deps.policyCache.get(req.account_id);
-  return {
-    ...((await decideFrom(deps, fresh, req, true)) as Verdict),
-    policy_version: fresh.version,
-  } as PolicyDecision;
+  const again = (await decideFrom(deps, fresh, req, true)) as Verdict;
+  if (again.outcome === 'pending') return routed(fresh, req, again, deps.now());
+  return { ...again, policy_version: fresh.version } as PolicyDecision;
+}
+
+/**
+ * A request left to people, with who it goes to when a matching rule says so. Only an account with a rule that
+ * routes pays the second pass over its rules (policy.routing lists those rules).
+ */
+function routed(
+  policy: CachedPolicy,
+  req: DecideRequest,
+  verdict: Extract<Verdict, { outcome: 'pending' }>,
+  now: Date,
+): PolicyDecision {
+  const routing = policy.routing.length ? routingOf(policy.routing, req, momentOf(now, policy.timezone)) : undefined;
+  if (verdict === PENDING && !routing) return { outcome: 'pending', policy_version: policy.version };
+  return { ...verdict, ...(routing ? { routing } : {}), policy_version: policy.version };
 }
 
 /** What decideFrom answers when the database refused an approval for a limit the cached copy lacks. */
