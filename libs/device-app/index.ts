@@ -30,10 +30,17 @@ const FILES: Record<string, string> = {
   'ciba-client.js': JS,
   'rule-words.js': JS,
   'rules-view.js': JS,
+  'people.js': JS,
+  'team-view.js': JS,
   'sw.js': JS,
   'style.css': 'text/css; charset=utf-8',
   'manifest.webmanifest': 'application/manifest+json; charset=utf-8',
 };
+/**
+ * Files of the app's one dependency, served under their own name: the QR code of an invite's join link is drawn in
+ * the browser (qrcode-generator, no dependencies of its own), so the app's CSP stays as it is.
+ */
+const VENDORED: Record<string, string> = { 'qrcode.js': 'qrcode-generator' };
 /** The icons the manifest names, by file name and size in pixels. */
 const ICONS: Record<string, number> = { 'icon-192.png': 192, 'icon-512.png': 512 };
 
@@ -49,6 +56,8 @@ export function loadDeviceApp(): Map<string, AppFile> {
   const files = new Map<string, AppFile>(
     Object.entries(FILES).map(([name, contentType]) => [name, { body: readFileSync(join(dir, name)), contentType }]),
   );
+  for (const [name, specifier] of Object.entries(VENDORED))
+    files.set(name, { body: readFileSync(fileURLToPath(import.meta.resolve(specifier))), contentType: JS });
   for (const [name, size] of Object.entries(ICONS))
     files.set(name, { body: renderIcon(size), contentType: 'image/png' });
   return files;

@@ -372,7 +372,7 @@ describe.skipIf(noBrowser)(
       const other = await deviceSession(context, second.device_id as string);
       await listShows(other, [lease.id]);
       expect(await other.$eval(`[data-request="${lease.id}"] .quorum-title`, (p) => p.textContent)).toBe(
-        'Needs 2 devices to approve: 0 of 2 approvals so far',
+        'Needs 2 people to approve: 0 of 2 approvals so far',
       );
       await other.locator(`[aria-label="Approve: ${lease.title}"]`).setTimeout(WAIT).click();
       await messageMatches(other, /Your approval is counted: 1 of 2 approvals for "Sign the new lease"/);
@@ -380,7 +380,7 @@ describe.skipIf(noBrowser)(
       await other.waitForFunction(
         (id: string) =>
           document.querySelector(`[data-request="${id}"] .quorum-title`)?.textContent ===
-          'Needs 2 devices to approve: 1 of 2 approvals so far',
+          'Needs 2 people to approve: 1 of 2 approvals so far',
         { timeout: WAIT },
         lease.id,
       );
@@ -403,7 +403,7 @@ describe.skipIf(noBrowser)(
       );
       const approvers = await page.$$eval('#request .quorum-list li', (items) => items.map((li) => li.textContent));
       expect(approvers).toHaveLength(1);
-      expect(approvers[0]).toMatch(/^Device \S+ · /);
+      expect(approvers[0]).toMatch(/^Dana · /);
       await audit('quorum-request', page);
       await screenshot(page, 'phone-quorum-request');
       await page.locator(`#request [aria-label="Approve: ${lease.title}"]`).setTimeout(WAIT).click();

@@ -250,6 +250,8 @@ for (const { mode, skip } of modes) {
         const device = api.device(acct.device_id);
         expect((await device.get('/account')).body).toEqual({
           account_id: acct.account_id,
+          member_id: expect.stringMatching(/^mem_/),
+          role: 'owner',
           plan: 'free',
           actions_this_month: 0,
           monthly_quota: 25,
@@ -277,6 +279,8 @@ for (const { mode, skip } of modes) {
         expect(upgraded.status).toBe(200);
         expect(upgraded.body).toEqual({
           account_id: acct.account_id,
+          member_id: expect.stringMatching(/^mem_/),
+          role: 'owner',
           plan: 'unlimited',
           actions_this_month: 25,
           monthly_quota: null,

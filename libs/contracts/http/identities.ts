@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { StoredText } from '../validation.js';
 import { Plan } from '../enums.js';
+import { MemberRole } from './members.js';
 
 /** A device's ECDSA P-256 public key: PEM SPKI text or a JWK object. */
 export const PublicKey = z.union([
@@ -63,6 +64,9 @@ export type PublicKeySet = z.infer<typeof PublicKeySet>;
 /** GET /account: the plan and this calendar month's (UTC) use of its quota; monthly_quota is null when unlimited. */
 export const AccountView = z.object({
   account_id: z.string(),
+  /** The calling device's member and their role (docs/security.md, Roles). */
+  member_id: z.string(),
+  role: MemberRole,
   plan: Plan,
   actions_this_month: z.number().int(),
   monthly_quota: z.number().int().nullable(),

@@ -20,6 +20,19 @@ async function reach(url, init) {
   }
 }
 
+/** A call without a device (joining with an invite, redeeming a sign-in's ticket): its JSON answer, or ApiError. */
+export async function publicCall(method, path, body) {
+  const res = await reach(path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const parsed = text ? JSON.parse(text) : {};
+  if (!res.ok) throw new ApiError(res.status, parsed.detail ?? `HTTP ${res.status}`);
+  return parsed;
+}
+
 /** A client for one device id; onReach(true|false) hears whether the service answered. */
 export function deviceApi(deviceId, base = '/api/v1', onReach = () => {}) {
   async function call(method, path, body) {

@@ -1,6 +1,6 @@
 // The device web app: what the holder of an account sees and does. Routes live in the location hash
 // (#/requests, #/requests/{id}, #/rules, …) so that a notification or an agent can link to one request.
-import { ApiError, NetworkError, deviceApi } from './api.js';
+import { ApiError, NetworkError, deviceApi, publicCall } from './api.js';
 import { GRANT_DURATIONS, confirmReasons, grantOf, grantState, money, parseRoute, quorumText } from './format.js';
 import { linkedFirst } from './links.js';
 import { sessionGrantWords, toolCallOf } from './tool-calls.js';
@@ -21,10 +21,16 @@ import { connectionRow, consentForm } from './connect.js';
 import { cibaClientPanel } from './ciba-client.js';
 import { verifyReceipt } from './verify.js';
 import { renderRules, wireRuleEditor } from './rules-view.js';
+import { abilitiesOf, homeViewOf, membersById, namesUnknownMember, rememberMembers, viewsFor } from './people.js';
+import { renderTeam, wireTeam } from './team-view.js';
 
 const $ = (id) => document.getElementById(id);
 const STORAGE = 'agent-auth-device-id';
+/** The device's member as last read ({member_id, role}), so that a kept device opens offline as them. */
+const MEMBER = 'agent-auth-member';
 let api;
+/** The signed-in device's member: {member_id, role, name}; what the app offers follows the role. */
+let me = null;
 let keyPair;
 let passkeys = [];
 let pending = new Map();
@@ -180,7 +186,7 @@ async function decide(item, decision, button, extra = {}, confirmed = false) {
       // A quorum request: this device's approval is counted, and it waits for another device.
       mine.add(item.id);
       keepMine();
-      say(`Your approval is counted: ${quorumText(result.quorum)} for "${result.title}". It waits for another device.`);
+      say(`Your approval is counted: ${quorumText(result.quorum)} for "${result.title}". It waits for another person.`);
     } else {
       clearNotification(item.id);
       say(await decidedText(item, result, { grant, extra }));
@@ -321,6 +327,8 @@ async function receiptVerdict(receipt) {
 
 async function loadPending() {
   const { requests } = await api.get('/pending');
+  // Approvals and routing name members by id: someone who joined since the app opened is read before drawing.
+  if (namesUnknownMember(requests)) await api.get('/members').then(({ members }) => rememberMembers(members));
   pending = new Map(requests.map((r) => [r.id, r]));
   pendingRead = true;
   // What is no longer waiting leaves the batch, the confirmations and this device's quorum list.
@@ -572,6 +580,12 @@ const views = {
           ]),
     );
   },
+  async team() {
+    await renderTeam({ api, attempt, say, me });
+  },
+  async join() {
+    prefillJoin();
+  },
   async history() {
     $('chain-state').textContent = '';
     await renderHistory(api, $('history-list'));
@@ -580,6 +594,7 @@ const views = {
     const account = await api.get('/account');
     $('account').replaceChildren(
       ...facts([
+        ['You', me ? `${me.name ?? 'a member'} (${me.role})` : null],
         ['Account', account.account_id],
         ['Plan', account.plan],
         ['Requests this month', account.actions_this_month],
@@ -589,6 +604,8 @@ const views = {
     $('key-state').textContent = keyPair
       ? 'This browser also signs every decision with its own non-extractable key.'
       : 'No signing key in this browser.';
+    // Passkeys, notifications and signing prove answers: a member who does not answer requests has none of them.
+    if (!abilitiesOf(me?.role).answer) return;
     await showPasskeys();
     await showPushState();
   },
@@ -681,6 +698,8 @@ async function offerNotifications() {
 /** Shows the view the location hash names, and moves focus to its heading (so screen readers announce it). */
 async function show(focus = false) {
   route = parseRoute(location.hash);
+  // A view the member's role may not use is not offered: they land on their own first view instead of a refusal.
+  if (route.view !== 'join' && !viewsFor(me?.role).has(route.view)) route = { view: homeViewOf(me?.role) };
   renderBatchBar([...pending.values()]);
   const section = route.view;
   for (const s of document.querySelectorAll('.view')) s.hidden = s.id !== section;
@@ -713,6 +732,7 @@ function wireForms() {
     };
   };
   wireRuleEditor({ api: { post: (...a) => api.post(...a) }, attempt, say, show });
+  wireTeam({ api: { post: (...a) => api.post(...a) }, attempt, say, show });
   onSubmit('limit-form', (f) => formBody(f, ['amount_limit']), '/spending-limits');
   onSubmit(
     'credential-form',
@@ -782,6 +802,7 @@ function wireForms() {
     });
   $('sign-out').onclick = () => {
     localStorage.removeItem(STORAGE);
+    localStorage.removeItem(MEMBER);
     location.hash = '';
     location.reload();
   };
@@ -830,26 +851,136 @@ async function followEvents() {
   }
 }
 
-/** Opens the app for a device id: checked first when it was just typed in, trusted when this browser kept it. */
+/** Shows only the tabs and panels the member's role may use. */
+function applyRole() {
+  const allowed = viewsFor(me.role);
+  for (const a of document.querySelectorAll('#tabs a'))
+    a.hidden = !allowed.has(a.dataset.view) || (a.dataset.view === 'grants' && !features.grants);
+  for (const panel of document.querySelectorAll('#device .answering')) panel.hidden = !abilitiesOf(me.role).answer;
+}
+
+/**
+ * Who the device's member is: read from the account (every member may), which also checks a typed-in id; a kept id
+ * opens offline too, as the member this browser last saw (the service decides anyway).
+ */
+async function whoAmI(kept) {
+  try {
+    const account = await api.get('/account');
+    const who = { member_id: account.member_id, role: account.role ?? 'owner' };
+    localStorage.setItem(MEMBER, JSON.stringify(who));
+    return who;
+  } catch (err) {
+    if (!kept || !(err instanceof NetworkError)) throw err;
+    return JSON.parse(localStorage.getItem(MEMBER) ?? 'null') ?? { member_id: null, role: 'owner' };
+  }
+}
+
+/** Opens the app for a device id (an id typed in is checked before it is kept) as its member's role allows. */
 async function start(deviceId, kept = false) {
   api = deviceApi(deviceId, '/api/v1', reachable);
-  if (!kept) await api.get('/pending'); // checks the id before anything is kept
+  me = await whoAmI(kept);
   localStorage.setItem(STORAGE, deviceId);
+  const can = abilitiesOf(me.role);
+  await api.get('/members').then(
+    ({ members }) => rememberMembers(members),
+    () => undefined,
+  );
+  me.name = membersById.get(me.member_id)?.name;
   keyPair = await loadDeviceKey(await deviceTag(deviceId)).catch(() => undefined);
-  passkeys = await api.get('/device/passkeys').then(
-    (r) => r.passkeys,
-    () => [],
-  );
-  features.grants = await api.get('/grants').then(
-    () => true,
-    () => false,
-  );
-  $('grants-tab').hidden = !features.grants;
+  passkeys = can.answer
+    ? await api.get('/device/passkeys').then(
+        (r) => r.passkeys,
+        () => [],
+      )
+    : [];
+  features.grants =
+    can.manage &&
+    (await api.get('/grants').then(
+      () => true,
+      () => false,
+    ));
+  applyRole();
   $('sign-in').hidden = true;
   $('tabs').hidden = false;
   say('');
   await show();
-  void followEvents();
+  if (can.answer) void followEvents();
+}
+
+/** "iPhone", "Android phone"…: a first name for the device this browser becomes. */
+function deviceNameGuess() {
+  const ua = navigator.userAgent;
+  for (const [pattern, name] of [
+    [/iPhone/, 'iPhone'],
+    [/iPad/, 'iPad'],
+    [/Android/, 'Android phone'],
+    [/Macintosh/, 'Mac'],
+    [/Windows/, 'Windows PC'],
+  ])
+    if (pattern.test(ua)) return name;
+  return 'Browser';
+}
+
+function prefillJoin() {
+  if (!$('join-device-name').value) $('join-device-name').value = deviceNameGuess();
+  if (!route.params?.code) fail(new Error('This join link has no invite code: ask for a new invite.'));
+}
+
+/** Before a device is signed in: the join page of an invite's link, else the sign-in (and the company's sign-in). */
+function showEntry() {
+  route = parseRoute(location.hash);
+  const joining = route.view === 'join';
+  for (const s of document.querySelectorAll('.view')) s.hidden = !(joining && s.id === 'join');
+  $('sign-in').hidden = joining;
+  if (joining) {
+    prefillJoin();
+    $('join-title').focus();
+  } else $('sign-in-title').focus();
+}
+
+/** Offers "Sign in with <provider>" when the service has the company's identity provider configured. */
+async function offerCompanySignIn() {
+  const res = await fetch('/auth/oidc').catch(() => null);
+  if (!res?.ok) return;
+  const { enabled, provider_name: name } = await res.json();
+  if (!enabled) return;
+  $('sso-link').textContent = `Sign in with ${name}`;
+  $('sso-link').href = `/auth/oidc/start?device_name=${encodeURIComponent(deviceNameGuess())}`;
+  $('sso').hidden = false;
+}
+
+/**
+ * Back from the identity provider: the one-time ticket in the fragment is redeemed for this browser's device id
+ * (taken out of the address first, so it stays in no history), or the refusal is shown.
+ */
+async function finishCompanySignIn(params) {
+  history.replaceState(null, '', `${location.pathname}#/requests`);
+  if (params.error) {
+    showEntry();
+    fail(new Error(params.error));
+    return;
+  }
+  const { device_id: deviceId } = await publicCall('POST', '/auth/oidc/redeem', { ticket: params.ticket ?? '' });
+  await start(deviceId);
+  say(`Signed in: this browser is a device of ${me.name ?? 'yours'} now.`);
+}
+
+/** Joins the team with the invite's code: the new device's id is kept in this browser, and the app opens. */
+function wireJoin() {
+  $('join-form').onsubmit = (e) => {
+    e.preventDefault();
+    void attempt(async () => {
+      const code = route.params?.code;
+      if (!code) throw new Error('This join link has no invite code: ask for a new invite.');
+      const { device_id: deviceId } = await publicCall('POST', '/api/v1/members/join', {
+        code,
+        device_name: $('join-device-name').value.trim(),
+      });
+      history.replaceState(null, '', `${location.pathname}#/requests`);
+      await start(deviceId);
+      say(`Welcome, ${me.name ?? 'you are in'}: this phone is one of your devices now.`);
+    });
+  };
 }
 
 /** The offline notice: shown while the service cannot be reached (or the browser knows it is offline). */
@@ -864,12 +995,14 @@ function showOffline() {
 }
 
 wireForms();
+wireJoin();
 $('sign-in-form').onsubmit = (e) => {
   e.preventDefault();
   void attempt(() => start($('device-id').value.trim()));
 };
 window.addEventListener('hashchange', () => {
   if (api) void show(true);
+  else showEntry();
 });
 window.addEventListener('online', () => {
   showOffline();
@@ -886,5 +1019,7 @@ navigator.serviceWorker?.addEventListener('message', (event) => {
     void loadPending().catch(() => undefined);
 });
 const saved = localStorage.getItem(STORAGE);
-if (saved) void attempt(() => start(saved, true));
-else $('sign-in-title').focus();
+void offerCompanySignIn();
+if (route.view === 'signin') void attempt(() => finishCompanySignIn(route.params));
+else if (saved && route.view !== 'join') void attempt(() => start(saved, true));
+else showEntry();

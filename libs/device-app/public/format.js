@@ -56,9 +56,12 @@ export function parseRoute(hash) {
   if (id) return { view: 'request', id };
   const connecting = connectRequestFromHash(hash);
   if (connecting) return { view: 'connect', id: connecting };
-  const tab = hash.replace(/^#\/?/, '').split('/')[0];
+  const [path = '', query = ''] = hash.replace(/^#\/?/, '').split('?');
+  const tab = path.split('/')[0];
+  // Joining with an invite and coming back from the identity provider carry their parameters in the fragment.
+  if (tab === 'join' || tab === 'signin') return { view: tab, params: Object.fromEntries(new URLSearchParams(query)) };
   return {
-    view: ['rules', 'limits', 'grants', 'vault', 'agents', 'history', 'device'].includes(tab) ? tab : 'pending',
+    view: ['rules', 'limits', 'grants', 'vault', 'agents', 'history', 'device', 'team'].includes(tab) ? tab : 'pending',
   };
 }
 

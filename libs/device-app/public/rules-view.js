@@ -2,6 +2,7 @@
 // is shown before it can be saved, the rules the history suggests (adopted with one tap), and the Cedar policies.
 import { ApiError } from './api.js';
 import { el } from './dom.js';
+import { membersById, ruleRoutingLine } from './people.js';
 import { CONDITION_FIELDS, changeWords, conditionOf, opsFor, replaySentence, ruleSentence } from './rule-words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -170,11 +171,14 @@ export async function renderRules({ api, attempt, say, show, row, emptyItem }) {
   $('rule-list').replaceChildren(
     ...(rules.length
       ? rules.map((r) =>
-          row(`${r.name}: ${ruleSentence(r, names)}`, `rule ${r.name}`, () =>
-            attempt(async () => {
-              await api.delete(`/rules/${r.rule_id}`);
-              await show();
-            }),
+          withRouting(
+            row(`${r.name}: ${ruleSentence(r, names)}`, `rule ${r.name}`, () =>
+              attempt(async () => {
+                await api.delete(`/rules/${r.rule_id}`);
+                await show();
+              }),
+            ),
+            r,
           ),
         )
       : [emptyItem('No rules: every request waits for you.', 'A rule approves or denies matching requests at once.')]),
@@ -195,6 +199,13 @@ export async function renderRules({ api, attempt, say, show, row, emptyItem }) {
         )
       : [emptyItem('No Cedar policies.', 'Policies as code are added with the API (POST /policies).')]),
   );
+}
+
+/** A rule's row with whom it routes requests to and where they escalate, when it names people. */
+function withRouting(li, rule) {
+  const line = ruleRoutingLine(rule, membersById);
+  if (line) li.firstChild.append(el('small', { className: 'routing', textContent: line }));
+  return li;
 }
 
 /** A suggested rule: why, what it says, what it would have done, and one tap to adopt it. */

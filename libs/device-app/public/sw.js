@@ -1,6 +1,6 @@
 // The device app's service worker: keeps the app shell for offline starts, shows a pending request as a notification
 // (title, amount, risk) that opens that request, and clears it once the request is settled.
-const CACHE = 'agent-auth-shell-v5';
+const CACHE = 'agent-auth-shell-v6';
 const SHELL = [
   '/app/',
   '/app/app.js',
@@ -20,6 +20,9 @@ const SHELL = [
   '/app/ciba-client.js',
   '/app/rule-words.js',
   '/app/rules-view.js',
+  '/app/people.js',
+  '/app/team-view.js',
+  '/app/qrcode.js',
   '/app/style.css',
   '/app/manifest.webmanifest',
   '/app/icon-192.png',

@@ -13,6 +13,7 @@ import {
   riskBadge,
 } from './format.js';
 import { el, facts } from './dom.js';
+import { approverOf, membersById, waitingLine } from './people.js';
 import { toolCallOf } from './tool-calls.js';
 import { moreChoicesLink, toolChoices, toolFacts, toolPreview, toolWhere } from './tool-views.js';
 
@@ -43,6 +44,8 @@ export function tick(now = Date.now()) {
   for (const node of document.querySelectorAll('.countdown[data-expires]')) paintCountdown(node, now);
   for (const node of document.querySelectorAll('time.relative'))
     node.textContent = relativeTime(node.getAttribute('datetime'), now);
+  for (const node of document.querySelectorAll('p.routing'))
+    if (routed.has(node)) node.textContent = waitingLine(routed.get(node), membersById, now);
 }
 
 /**
@@ -93,7 +96,7 @@ export function quorumProgress(item, mine = false) {
     { className: 'quorum' },
     el('p', {
       className: 'quorum-title',
-      textContent: `Needs ${required} devices to approve: ${quorumText(item.quorum)} so far`,
+      textContent: `Needs ${required} people to approve: ${quorumText(item.quorum)} so far`,
     }),
     el('progress', { max: required, value: approvals.length, 'aria-label': quorumText(item.quorum) }),
     approvals.length
@@ -104,15 +107,13 @@ export function quorumProgress(item, mine = false) {
             el(
               'li',
               {},
-              `Device ${a.device_id} · ${METHOD_TEXT[a.method] ?? a.method}${a.signed ? ' · signed' : ''} · `,
+              `${approverOf(a, membersById)} · ${METHOD_TEXT[a.method] ?? a.method}${a.signed ? ' · signed' : ''} · `,
               el('time', { className: 'relative', datetime: a.at, textContent: relativeTime(a.at) }),
             ),
           ),
         )
       : null,
-    mine
-      ? el('p', { className: 'muted', textContent: 'You approved it from this device; it waits for another device.' })
-      : null,
+    mine ? el('p', { className: 'muted', textContent: 'You approved it; it waits for another person.' }) : null,
   );
 }
 
@@ -175,6 +176,18 @@ function selectBox(item, opts) {
   return el('label', { className: 'pick' }, box, el('span', { textContent: 'Select' }));
 }
 
+/** The requests whose routing line is on the page, so that tick() counts their escalation down. */
+const routed = new WeakMap();
+
+/** Whom a routed request waits for and where it escalates. */
+function routing(item) {
+  const text = waitingLine(item, membersById);
+  if (!text) return null;
+  const node = el('p', { className: 'routing', textContent: text });
+  routed.set(node, item);
+  return node;
+}
+
 /** One card of the pending list: the essentials, a link to the whole request, approve and deny. */
 export function pendingCard(item, onDecide, opts = {}) {
   const call = toolCallOf(item);
@@ -183,6 +196,7 @@ export function pendingCard(item, onDecide, opts = {}) {
     { className: `card risk-${item.risk_level}`, 'data-request': item.id },
     ...headline(item, { linked: true }),
     call ? toolPreview(item, call) : null,
+    routing(item),
     quorumProgress(item, opts.mine),
     selectBox(item, opts),
     decisionButtons(item, onDecide, opts),
@@ -277,6 +291,7 @@ export function requestDetail(item, onDecide, opts = {}) {
     { className: `card detail risk-${item.risk_level}`, 'data-request': item.id, 'aria-labelledby': 'request-heading' },
     ...headline(item, { heading: 'h2', headingId: 'request-heading' }),
     ...requestFacts(item),
+    routing(item),
     quorumProgress(item, opts.mine),
     !call && opts.grantDraft && open ? grantChoice(item, opts.grantDraft) : null,
     decisionButtons(item, onDecide, opts),

@@ -5,7 +5,7 @@ import type { UseCases } from '../use-cases/use-cases.js';
 /** The account's plan and quota, TOTP enrolment and the device's signing key, on the bus. */
 export function accountHandlers(uc: UseCases): BoundHandler[] {
   return [
-    handle(ep.getAccount, ({ device }) => uc.accounts.view(device.account_id)),
+    handle(ep.getAccount, ({ device }) => uc.accounts.view(device)),
     handle(ep.setPlan, ({ device, plan }, ctx) => uc.accounts.setPlan(device, plan, ctx)),
     // Kept per call, sealed: a resend gets the secret the first send stored, not 409 totp_already_configured.
     handleOnce(ep.enrollTotp, ({ device }) => uc.totp.enroll(device)),

@@ -11,11 +11,15 @@ type Deps = Pick<ActionsDeps, 'accounts' | 'identities' | 'settings'>;
 export function createAccounts(deps: Deps) {
   const { accounts, identities, settings } = deps;
 
-  const view = async (accountId: string): Promise<AccountView> => {
+  /** The account as the device's member sees it: with who they are and their role (what the app offers them). */
+  const view = async (device: DevicePrincipal): Promise<AccountView> => {
+    const accountId = device.account_id;
     const usage = await accounts.usage(accountId);
     if (!usage) throw errors.accountNotFound();
     return {
       account_id: accountId,
+      member_id: device.member_id,
+      role: device.role,
       plan: usage.plan,
       actions_this_month: usage.actions,
       monthly_quota: monthlyQuota(usage.plan, settings.FREE_PLAN_MONTHLY_ACTIONS),
@@ -28,7 +32,7 @@ export function createAccounts(deps: Deps) {
     async setPlan(device: DevicePrincipal, plan: Plan, ctx: RequestContext): Promise<AccountView> {
       await accounts.setPlan(device.account_id, plan, `device:${device.device_ref}`);
       ctx.log.info({ account_id: device.account_id, plan }, 'plan changed');
-      return view(device.account_id);
+      return view(device);
     },
 
     async setPublicKey(device: DevicePrincipal, publicKey: PublicKey) {

@@ -116,7 +116,8 @@ export function identityRoutes(app: FastifyInstance, bus: Bus): void {
     tag: 'Accounts',
     summary: 'Read the account',
     description:
-      '`{account_id, plan, actions_this_month, monthly_quota}`; `monthly_quota` is null on the ' + 'unlimited plan.',
+      '`{account_id, member_id, role, plan, actions_this_month, monthly_quota}`: `member_id` and `role` are the ' +
+      "calling device's member's; `monthly_quota` is null on the unlimited plan.",
     auth: 'device',
     response: ep.getAccount.response,
     handler: ({ principal, requestId }) => bus.request(ep.getAccount, { device: principal }, { requestId }),
