@@ -160,6 +160,22 @@ describe.skipIf(!natsUrl)(`sign-in with an OpenID provider (processes over NATS$
       }
     });
 
+  it('reaches the provider only through the vault executor: none running, the token request fails; one back, it works', async () => {
+    for (const executor of stack.processes('vault-executor')) {
+      const exited = new Promise((resolve) => executor.once('exit', resolve));
+      executor.kill('SIGTERM');
+      await exited;
+    }
+    // The provider's documents are cached since the first sign-in; the code's redemption needs the relay.
+    const cut = await browse({ start: `${origin}${start}`, login: 'dana' });
+    expect(cut.fragment?.get('error')).toBe(
+      'The identity provider did not answer as it should: the outbound relay (the vault executor) did not answer',
+    );
+    await stack.addProcess('vault-executor');
+    const back = await browse({ start: `${origin}${start}`, login: 'dana' });
+    expect((await redeem(back.fragment!.get('ticket')!)).status).toBe(200);
+  });
+
   it('finishes a sign-in once, only in the browser that started it, and refuses a made-up state', async () => {
     // The provider's answer is taken to another browser (no binding cookie): refused, and the state is spent.
     const jar = new CookieJar();
