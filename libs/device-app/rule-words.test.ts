@@ -40,7 +40,7 @@ describe('rules in words', () => {
     );
     expect(ruleSentence({ decision: 'auto_deny', amount_max_cents: 1250 })).toBe('Deny every request (up to 12.50)');
     expect(ruleSentence({ decision: 'require_quorum', quorum: 3, action_type: 'legal' })).toBe(
-      'Ask 3 devices for legal requests',
+      'Ask 3 people for legal requests',
     );
   });
 

@@ -198,6 +198,27 @@ describe.skipIf(noBrowser)(
       expect(await shown(dana, '#team-note')).toBe(true);
       await screenshot(dana, 'phone-team-approver');
 
+      // A rule that leaves purchases to Dana, and to the owners after 5 minutes: the Rules view says so by name.
+      const danaId = (await api.device(acct.device_id).get('/members')).body.members.find(
+        (m: { name: string }) => m.name === 'Dana',
+      ).member_id;
+      const rule = await api.device(acct.device_id).post('/rules', {
+        name: 'purchases to Dana',
+        decision: 'ask',
+        action_type: 'purchase',
+        approvers: [danaId],
+        escalate_after_seconds: 300,
+        escalate_to: ['role:owner'],
+      });
+      expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+      await owner.goto(`${origin}/app/#/rules`, { waitUntil: 'networkidle2' });
+      await waitText(owner, '#rule-list', /purchases to Dana/);
+      expect(await textOf(owner, '#rule-list .routing')).toBe('Asks Dana (approver); after 5 min also the owners');
+      expect(await textOf(owner, '#rule-list li span')).toMatch(
+        /^purchases to Dana: Ask a person about purchase requests/,
+      );
+      await screenshot(owner, 'phone-rules-routing');
+
       // The owner makes Dana an auditor: her app offers the history instead of the pending list.
       await owner.goto(`${origin}/app/#/team`, { waitUntil: 'networkidle2' });
       await waitText(owner, '#member-list', /Dana/);

@@ -75,12 +75,12 @@ export function conditionWords(c) {
   return `${name} ${op} ${value}`;
 }
 
-const DECISION_WORDS = { auto_approve: 'Approve', auto_deny: 'Deny' };
+const DECISION_WORDS = { auto_approve: 'Approve', auto_deny: 'Deny', ask: 'Ask a person about' };
 
 /** A rule in one sentence: what it decides, for which requests, and when. */
 export function ruleSentence(rule, agentNames = new Map()) {
   const verb =
-    rule.decision === 'require_quorum' ? `Ask ${rule.quorum ?? 2} devices for` : DECISION_WORDS[rule.decision];
+    rule.decision === 'require_quorum' ? `Ask ${rule.quorum ?? 2} people for` : DECISION_WORDS[rule.decision];
   const what = rule.action_type ? `${rule.action_type} requests` : 'every request';
   const parts = [`${verb} ${what}`];
   if (rule.agent_id) parts.push(`of ${agentNames.get(rule.agent_id) ?? rule.agent_id}`);
