@@ -11,17 +11,20 @@ const commaList = z
   );
 
 // Seconds to wait before each retry, counted from the attempt before it (fractions allowed, for tests).
-const retrySchedule = z
-  .string()
-  .default('5,300,1800,7200,18000,36000,36000')
-  .transform((s, ctx) => {
-    const steps = s.split(',').map((x) => Number(x.trim()));
-    if (!steps.length || steps.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 86400)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a comma list of seconds (0 to 604800)' });
-      return z.NEVER;
-    }
-    return steps;
-  });
+/** A comma list of seconds between attempts, `byDefault` when unset. */
+const retryScheduleOf = (byDefault: string) =>
+  z
+    .string()
+    .default(byDefault)
+    .transform((s, ctx) => {
+      const steps = s.split(',').map((x) => Number(x.trim()));
+      if (!steps.length || steps.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 86400)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a comma list of seconds (0 to 604800)' });
+        return z.NEVER;
+      }
+      return steps;
+    });
+const retrySchedule = retryScheduleOf('5,300,1800,7200,18000,36000,36000');
 
 const flag = (byDefault: boolean) =>
   z
@@ -107,6 +110,19 @@ export const ConfigSchema = z.object({
   /** Days a finished webhook delivery and its attempts stay in the notifier's tables (the audit trail keeps them). */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /**
+   * The SMTP server email goes out through, `smtp://user:pass@host:587` (or smtps:// for TLS from the start): invites
+   * and escalations. Unset: no email. Read by the process that talks SMTP (the vault executor, unless
+   * OUTBOUND_VIA=direct) and by the notifier (which sends only when it is set).
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** The From of the emails: an address, or `Name <address>`. */
+  EMAIL_FROM: z.string().min(3).default('Agent Auth <no-reply@localhost>'),
+  /** Seconds between attempts of an email the SMTP server did not take; given up after the last. */
+  EMAIL_RETRY_SCHEDULE: retryScheduleOf('5,60,300,1800,7200'),
   VAPID_PUBLIC_KEY: z.string().optional(),
   VAPID_PRIVATE_KEY: z.string().optional(),
   VAPID_SUBJECT: z.string().optional(),
@@ -262,11 +278,18 @@ export const vaultSettingKeys = slice(
   'VAULT_RESPONSE_TIMEOUT_MS',
   'VAULT_MAX_RESPONSE_BYTES',
   'VAULT_EXTRA_CA_CERTS',
+  'SMTP_URL',
+  'EMAIL_FROM',
 );
 export const notifierSettingKeys = slice(
   'BUS_CONCURRENCY',
   'ALLOW_INSECURE_HOSTS',
   'OUTBOUND_VIA',
+  'SMTP_URL',
+  'EMAIL_FROM',
+  'EMAIL_RETRY_SCHEDULE',
+  // The device app's origin in an escalation's link, when the service sits behind a proxy.
+  'PUBLIC_BASE_URL',
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_TIMEOUT_MS',
   'WEBHOOK_CONCURRENCY',

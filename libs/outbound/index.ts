@@ -18,3 +18,4 @@ export {
   type RelayedClientOptions,
   serviceOutboundClient,
 } from './relayed-client.js';
+export { createSmtpSender, type SmtpMail, type SmtpOutcome, type SmtpSender } from './smtp-sender.js';

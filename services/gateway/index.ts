@@ -133,7 +133,7 @@ export async function createGateway(deps: GatewayDeps): Promise<FastifyInstance>
     async (api) => {
       const streams = eventStreams(api, deps.config.DEVICE_STREAM_HEARTBEAT_MS);
       identityRoutes(api, deps.bus);
-      memberRoutes(api, deps.bus);
+      memberRoutes(api, deps.bus, deps.config.PUBLIC_BASE_URL);
       actionRoutes(api, deps.bus, waits, deps.config);
       hookRoutes(api, deps.bus, waits);
       passkeyRoutes(api, deps.bus, deps.config);

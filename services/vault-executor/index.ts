@@ -6,7 +6,7 @@ import { packageDir, type Sql } from '@agent-auth/db';
 import type { Keyring } from '@agent-auth/encryption';
 import { serveBusService } from '@agent-auth/lifecycle';
 import type { Logger } from '@agent-auth/logging';
-import { createOutboundClient, type OutboundClient } from '@agent-auth/outbound';
+import { createOutboundClient, createSmtpSender, type OutboundClient } from '@agent-auth/outbound';
 import { actionsOverBus } from './adapters/actions.js';
 import { credentialHandlers } from './handlers/credentials.js';
 import { executeHandlers } from './handlers/execute.js';
@@ -15,6 +15,7 @@ import { createCredentialStore } from './store/credentials.js';
 import { createCredentials } from './use-cases/credentials.js';
 import { createExecution } from './use-cases/execute.js';
 import { createRelay } from './use-cases/relay.js';
+import { createMailRelay } from './use-cases/relay-mail.js';
 
 /** PEM certificates named by VAULT_EXTRA_CA_CERTS (comma-separated files), trusted besides the system roots. */
 function extraCaCerts(settings: VaultSettings): string[] {
@@ -69,6 +70,8 @@ export async function startVaultExecutor(input: {
     extraCaCerts: extraCa,
   });
   const relayed = relayClients(settings, extraCa);
+  // The SMTP server the notifier's email goes out through (its URL, password included, stays in this process).
+  const smtp = settings.SMTP_URL ? createSmtpSender({ url: settings.SMTP_URL, from: settings.EMAIL_FROM }) : null;
   const credentials = createCredentialStore(sql);
   const execution = createExecution({ credentials, keyring, outbound, ledger: actionsOverBus(bus) });
   const served = await serveBusService({
@@ -82,7 +85,7 @@ export async function startVaultExecutor(input: {
     handlers: [
       ...credentialHandlers(createCredentials({ credentials, keyring })),
       ...executeHandlers(execution),
-      ...relayHandlers(createRelay({ outboundFor: relayed.outboundFor })),
+      ...relayHandlers(createRelay({ outboundFor: relayed.outboundFor }), createMailRelay({ sender: smtp })),
     ],
     concurrency: settings.BUS_CONCURRENCY,
   });
@@ -92,6 +95,7 @@ export async function startVaultExecutor(input: {
       await execution.settled(); // outcome records sent after their answers
       await outbound.close();
       await relayed.close();
+      smtp?.close();
     },
   };
 }

@@ -88,6 +88,8 @@ describe.skipIf(skip)(
       });
       expect(bad.status).toBe(400);
       expect(bad.body.detail).toMatch(/^approvers: is only for decision ask or require_quorum/);
+      // No SMTP_URL here: the notifier said once that email is off.
+      expect(stack.logs().match(/email off: SMTP_URL is not set/g)).toHaveLength(1);
     });
 
     it('only the approvers see and answer it; others are 403 (single and in a batch); the escalated see and answer it after the timer, notified on their stream', async () => {

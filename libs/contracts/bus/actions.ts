@@ -353,12 +353,20 @@ export const NewMember = z.object({
   name: z.string(),
   email: z.string().nullable(),
   role: MemberRole,
+  /** Where the device app is served, for the invite's email link (absent from older gateways: no email). */
+  app_origin: z.string().optional(),
 });
 export type NewMember = z.infer<typeof NewMember>;
 
 /** The bus message of a validated POST /members body. */
-export function newMemberOf(device: DevicePrincipal, body: CreateMemberBody): NewMember {
-  return { device, name: body.name, email: body.email ?? null, role: body.role };
+export function newMemberOf(device: DevicePrincipal, body: CreateMemberBody, appOrigin?: string): NewMember {
+  return {
+    device,
+    name: body.name,
+    email: body.email ?? null,
+    role: body.role,
+    ...(appOrigin ? { app_origin: appOrigin } : {}),
+  };
 }
 
 /** actions.join_member: a new device joins with an invite's code (no device yet). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEndpoint, Empty } from './envelope.js';
+import { confidential, defineEndpoint, Empty } from './envelope.js';
 import { DevicePrincipal } from './actions.js';
 import { PushConfig, type PushSubscriptionBody, type PushUnsubscribeBody } from '../http/notifications.js';
 
@@ -28,7 +28,23 @@ export function pushUnsubscribeRequestOf(device: DevicePrincipal, body: PushUnsu
   return { device, endpoint: body.endpoint };
 }
 
-/** The notifier's message catalog: devices' push subscriptions. */
+/**
+ * notifier.v1.email_invite: an invite to send by email (with SMTP_URL set): the join link carries the code, a
+ * bearer secret, so the message is confidential and the code is kept only until the email is sent.
+ */
+export const InviteEmailRequest = z.object({
+  account_id: z.string(),
+  member_id: z.string(),
+  to: z.string(),
+  name: z.string(),
+  code: z.string(),
+  expires_at: z.string(),
+  /** Where the device app is served (`<origin>/app/`): the link of the email. */
+  app_origin: z.string(),
+});
+export type InviteEmailRequest = z.infer<typeof InviteEmailRequest>;
+
+/** The notifier's message catalog: devices' push subscriptions, and invites by email. */
 export const notifierEndpoints = {
   health: defineEndpoint('notifier', 'health', Empty, z.object({ ok: z.literal(true) })),
   pushConfig: defineEndpoint('notifier', 'push_config', z.object({ device: DevicePrincipal }), PushConfig),
@@ -46,5 +62,8 @@ export const notifierEndpoints = {
     PushUnsubscribeRequest,
     z.object({ deleted: z.boolean() }),
     2,
+  ),
+  emailInvite: confidential(
+    defineEndpoint('notifier', 'email_invite', InviteEmailRequest, z.object({ queued: z.boolean() })),
   ),
 } as const;

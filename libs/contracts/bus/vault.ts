@@ -82,6 +82,25 @@ export const RelayResult = z.discriminatedUnion('answered', [
 ]);
 export type RelayResult = z.infer<typeof RelayResult>;
 
+/**
+ * vault.relay_mail: one email sent over SMTP for the notifier (invites, escalations), by the vault executor, the
+ * system's one door out; the SMTP server and its credentials (SMTP_URL) are the executor's, never on the bus.
+ */
+export const MailRequest = z.object({
+  to: z.string().max(254),
+  subject: z.string().max(998),
+  text: z.string().max(100_000),
+  html: z.string().max(200_000),
+});
+export type MailRequest = z.infer<typeof MailRequest>;
+
+/** Whether the SMTP server took the message; `detail` (no secret in it) says why not. */
+export const MailResult = z.discriminatedUnion('sent', [
+  z.object({ sent: z.literal(true), message_id: z.string() }),
+  z.object({ sent: z.literal(false), detail: z.string() }),
+]);
+export type MailResult = z.infer<typeof MailResult>;
+
 /** The vault executor's message catalog: credentials (device), services and execution (agent), and the relay. */
 export const vaultEndpoints = {
   health: defineEndpoint('vault', 'health', Empty, z.object({ ok: z.literal(true) })),
@@ -99,4 +118,5 @@ export const vaultEndpoints = {
     defineEndpoint('vault', 'execute', z.object({ agent: AgentPrincipal, request_id: ById }), VaultExecutionResult),
   ),
   relay: defineEndpoint('vault', 'relay', RelayRequest, RelayResult),
+  relayMail: defineEndpoint('vault', 'relay_mail', MailRequest, MailResult),
 } as const;

@@ -10,6 +10,7 @@ import {
   type MemberView,
   type NewMember,
   newId,
+  notifierEndpoints,
 } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import {
@@ -26,7 +27,7 @@ import type { ListedMember } from '../store/members.js';
 import type { ActionsDeps } from './deps.js';
 import { newDevice } from './identities.js';
 
-type Deps = Pick<ActionsDeps, 'members' | 'bus'>;
+type Deps = Pick<ActionsDeps, 'members' | 'bus' | 'log'>;
 
 const view = (m: MemberRow | ListedMember, extra = { devices: 0, invite_pending: false }): MemberView => ({
   member_id: m.id,
@@ -62,6 +63,33 @@ export function createMembers(deps: Deps) {
   /** Every gateway drops the member's devices from its auth cache: removed, or read again with their new role. */
   const dropFromCaches = (memberId: string) => deps.bus.publish(identityRevoked, { member_id: memberId });
 
+  /**
+   * Hands the invite to the notifier to email (with SMTP_URL set there), without waiting: the invite stands
+   * whether or not the email goes (the code is in the answer too). The code goes only in that message, never a log.
+   */
+  const emailInvite = (input: {
+    invite: MemberCreated['invite'];
+    member: Pick<MemberRow, 'id' | 'account_id' | 'name'>;
+    to: string;
+    origin: string;
+  }) => {
+    const { invite, member } = input;
+    const message = {
+      account_id: member.account_id,
+      member_id: member.id,
+      to: input.to,
+      name: member.name,
+      code: invite.code,
+      expires_at: invite.expires_at,
+      app_origin: input.origin,
+    };
+    deps.bus.request(notifierEndpoints.emailInvite, message).catch((err: unknown) => {
+      // The error's name or code only: nothing of the message (its code) can reach the log.
+      const reason = (err as { code?: string }).code ?? (err as Error).name;
+      deps.log.warn({ member_id: member.id, reason }, 'invite email not handed over');
+    });
+  };
+
   return {
     async create(asked: NewMember): Promise<MemberCreated> {
       const { device } = asked;
@@ -77,7 +105,10 @@ export function createMembers(deps: Deps) {
       };
       const invite = { codeHash: inviteCodeHash(code), expiresAt };
       await members.create({ member, invite, actor: `device:${device.device_ref}` }).catch(orEmailTaken);
-      return { member_id: member.id, invite: { code, expires_at: expiresAt.toISOString() } };
+      const created = { member_id: member.id, invite: { code, expires_at: expiresAt.toISOString() } };
+      if (member.email && asked.app_origin)
+        emailInvite({ invite: created.invite, member, to: member.email, origin: asked.app_origin });
+      return created;
     },
 
     /** A new device joins its invite's member: 404 for an unknown code, 409 used or expired. */

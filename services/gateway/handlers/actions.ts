@@ -146,7 +146,9 @@ export function actionRoutes(app: FastifyInstance, bus: Bus, waits: WaitRegistry
     url: '/pending',
     tag: 'Actions',
     summary: 'List pending requests',
-    description: "The account's pending requests with everything the agent sent, critical first, then oldest first.",
+    description:
+      "The account's pending requests the calling member may answer (a rule's `approvers`, and once a request " +
+      'escalated its `escalate_to`), with everything the agent sent, critical first, then oldest first.',
     auth: 'device',
     response: ep.pending.response,
     handler: ({ principal, requestId }) => bus.requestEncoded(ep.pending, { device: principal }, { requestId }),

@@ -10,9 +10,10 @@ import {
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
+import { publicOriginOf } from './public-origin.js';
 
 /** The account's members: a team of people, each with a role and their own devices. */
-export function memberRoutes(app: FastifyInstance, bus: Bus): void {
+export function memberRoutes(app: FastifyInstance, bus: Bus, publicBaseUrl?: string): void {
   addRoute(app, {
     method: 'POST',
     url: '/members',
@@ -21,12 +22,14 @@ export function memberRoutes(app: FastifyInstance, bus: Bus): void {
     description:
       'Adds a person to the account with a role (`owner`, `admin`, `approver`, `auditor`): `{name, email?, role}`. ' +
       'Answers `{member_id, invite: {code, expires_at}}`; the code, shown only here, lets one device join as the ' +
-      'member (`POST /members/join`) within 7 days. Only an owner invites an owner.',
+      'member (`POST /members/join`) within 7 days. Only an owner invites an owner. With an `email` (and SMTP_URL ' +
+      'set), the invite is also emailed: a link into the device app that joins with the code.',
     auth: 'device',
     body: CreateMemberBody,
     response: ep.createMember.response,
-    handler: ({ principal, body, requestId }) =>
-      bus.request(ep.createMember, newMemberOf(principal, body), { requestId }),
+    // The app's origin goes with it, for the invite's email link (the notifier emails it when SMTP_URL is set).
+    handler: ({ principal, body, requestId, request }) =>
+      bus.request(ep.createMember, newMemberOf(principal, body, publicOriginOf(request, publicBaseUrl)), { requestId }),
   });
   addRoute(app, {
     method: 'POST',

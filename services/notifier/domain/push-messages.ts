@@ -51,6 +51,14 @@ export function pushMessageOf(event: ActionEvent): PushMessage | null {
       data,
     };
   }
+  if (event.type === 'action.escalated') {
+    if (action.status !== 'pending') return null;
+    return {
+      title: `Escalated to you: ${action.title}`.slice(0, 120),
+      body: 'Not answered in time: yours to answer now',
+      data,
+    };
+  }
   if (action.resolved_at === action.created_at) return null;
   const outcome = OUTCOME[action.status] ?? action.status;
   return {

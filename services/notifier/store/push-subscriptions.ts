@@ -4,6 +4,8 @@ export interface PushSubscriptionRow {
   endpoint: string;
   account_id: string;
   device_ref: string;
+  /** The member the device belongs to (null on subscriptions made before members were recorded). */
+  member_id?: string | null;
   keys: { p256dh: string; auth: string };
 }
 
@@ -13,9 +15,10 @@ export function createPushStore(sql: Sql) {
     /** Adds or moves a subscription to this device (a browser reuses its endpoint). */
     async upsert(row: PushSubscriptionRow): Promise<void> {
       await sql`
-        insert into notifier.push_subscriptions (endpoint, account_id, device_ref, keys)
-        values (${row.endpoint}, ${row.account_id}, ${row.device_ref}, ${sql.json(row.keys)})
-        on conflict (endpoint) do update set account_id = excluded.account_id, device_ref = excluded.device_ref, keys = excluded.keys`;
+        insert into notifier.push_subscriptions (endpoint, account_id, device_ref, member_id, keys)
+        values (${row.endpoint}, ${row.account_id}, ${row.device_ref}, ${row.member_id ?? null}, ${sql.json(row.keys)})
+        on conflict (endpoint) do update set account_id = excluded.account_id, device_ref = excluded.device_ref,
+          member_id = excluded.member_id, keys = excluded.keys`;
     },
     async remove(endpoint: string, accountId: string): Promise<boolean> {
       const rows =
@@ -26,6 +29,12 @@ export function createPushStore(sql: Sql) {
       return sql<
         PushSubscriptionRow[]
       >`select endpoint, account_id, device_ref, keys from notifier.push_subscriptions where account_id = ${accountId} limit 50`;
+    },
+    /** The subscriptions of these members' devices (an escalation's people). */
+    async forMembers(accountId: string, memberIds: string[]): Promise<PushSubscriptionRow[]> {
+      return sql<PushSubscriptionRow[]>`
+        select endpoint, account_id, device_ref, member_id, keys from notifier.push_subscriptions
+        where account_id = ${accountId} and member_id = any(${memberIds}) limit 50`;
     },
   };
 }

@@ -4,8 +4,8 @@ import { pushMessageOf } from '../domain/push-messages.js';
 import type { NotifierDeps } from './deps.js';
 
 /**
- * Pushes what a phone should hear of an event (a new pending request, or the outcome of one: see pushMessageOf) to
- * every subscription of the account. Best effort: a push that fails is logged, never retried (the live stream and
+ * Pushes what a phone should hear of an event (a new pending request, its escalation, or its outcome: see
+ * pushMessageOf) to every subscription of the account (an escalation: of the members it went to). Best effort: a push that fails is logged, never retried (the live stream and
  * GET /pending remain).
  */
 export async function pushToDevices(
@@ -15,7 +15,13 @@ export async function pushToDevices(
 ): Promise<void> {
   const message = pushMessageOf(event);
   if (!message) return;
-  const subscriptions = await deps.pushSubscriptions.forAccount(event.account_id);
+  // An escalation is pushed to the devices of the people it went to; anything else to the account's devices.
+  const subscriptions = event.escalation
+    ? await deps.pushSubscriptions.forMembers(
+        event.account_id,
+        event.escalation.members.map((m) => m.member_id),
+      )
+    : await deps.pushSubscriptions.forAccount(event.account_id);
   await Promise.all(
     subscriptions.map(async (s) => {
       try {

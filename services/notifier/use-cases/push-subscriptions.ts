@@ -10,8 +10,8 @@ export function createPushSubscriptions(deps: Pick<NotifierDeps, 'push' | 'pushS
 
     async subscribe({ device, endpoint, keys }: PushSubscriptionRequest) {
       if (!push) throw errors.pushNotConfigured();
-      const { account_id, device_ref } = device;
-      await pushSubscriptions.upsert({ endpoint, account_id, device_ref, keys });
+      const { account_id, device_ref, member_id } = device;
+      await pushSubscriptions.upsert({ endpoint, account_id, device_ref, member_id, keys });
       return { subscribed: true as const };
     },
 
