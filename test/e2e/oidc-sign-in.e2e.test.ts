@@ -176,6 +176,22 @@ describe.skipIf(!natsUrl)(`sign-in with an OpenID provider (processes over NATS$
     expect((await redeem(back.fragment!.get('ticket')!)).status).toBe(200);
   });
 
+  it('counts every sign-in route against the per-IP budget of unauthenticated requests', async () => {
+    const limited = await stack.addGateway({ PORT: '0', RATE_LIMIT_IP: '3', TRUST_PROXY: '127.0.0.1' });
+    const from = { 'x-forwarded-for': '203.0.113.77' };
+    const gatewayOrigin = new URL(limited).origin;
+    const statuses = [];
+    for (const path of ['/auth/oidc', '/auth/oidc/start', '/auth/oidc/callback?state=x', '/auth/oidc/start'])
+      statuses.push((await fetch(`${gatewayOrigin}${path}`, { headers: from, redirect: 'manual' })).status);
+    const redeemed = await fetch(`${gatewayOrigin}/auth/oidc/redeem`, {
+      method: 'POST',
+      headers: { ...from, 'content-type': 'application/json' },
+      body: JSON.stringify({ ticket: 'ast_x' }),
+    });
+    expect([...statuses, redeemed.status]).toEqual([200, 302, 303, 429, 429]);
+    expect(redeemed.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
   it('finishes a sign-in once, only in the browser that started it, and refuses a made-up state', async () => {
     // The provider's answer is taken to another browser (no binding cookie): refused, and the state is spent.
     const jar = new CookieJar();
