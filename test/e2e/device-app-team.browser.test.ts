@@ -227,6 +227,11 @@ describe.skipIf(noBrowser)(
       await dana.reload({ waitUntil: 'networkidle2' });
       await dana.waitForSelector('#tabs:not([hidden])', { timeout: WAIT });
       expect(await visibleTabs(dana)).toEqual(['history', 'team', 'device']);
+      // The auditor's history reads the audit trail without a refusal.
+      await dana.goto(`${origin}/app/#/history`, { waitUntil: 'networkidle2' });
+      await dana.waitForSelector('#history:not([hidden])', { timeout: WAIT });
+      await waitText(dana, '#history-list', /member_joined|Approved|Denied|resolved|\S/);
+      expect(await shown(dana, '#error')).toBe(false);
       await dana.goto(`${origin}/app/#/device`, { waitUntil: 'networkidle2' });
       await dana.waitForSelector('#device:not([hidden])', { timeout: WAIT });
       expect(
@@ -243,6 +248,29 @@ describe.skipIf(noBrowser)(
       expect((await api.device(stored!).get('/account')).status).toBe(401);
       await context.close();
       expect(problems.filter((p) => !/401|Failed to load resource/.test(p))).toEqual([]);
+    });
+
+    it('a join link of a removed member and a refused sign-in are shown in words on the page', async () => {
+      const context = await browser.createBrowserContext();
+      const page = await context.newPage();
+      await page.setViewport(PHONE);
+      await page.goto(
+        `${origin}/app/#/signin?error=${encodeURIComponent('Sign-in refused: the provider has not verified the email address x@example.com')}`,
+        { waitUntil: 'networkidle2' },
+      );
+      await waitText(
+        page,
+        '#error',
+        /^Sign-in refused: the provider has not verified the email address x@example\.com$/,
+      );
+      expect(await shown(page, '#sign-in')).toBe(true);
+      expect(new URL(page.url()).hash).toBe('#/requests');
+      await page.goto(joinUrl, { waitUntil: 'networkidle2' });
+      await page.reload({ waitUntil: 'networkidle2' });
+      await page.locator('#join-form button[type=submit]').setTimeout(WAIT).click();
+      await waitText(page, '#error', /^No invite with that code: check it, or ask for a new invite$/);
+      expect(await shown(page, '#tabs')).toBe(false);
+      await context.close();
     });
 
     it("offers the company's sign-in and binds the verified email to its member's new device", async () => {
