@@ -10,10 +10,9 @@ export const secretPrefixes = {
   refreshToken: 'aar_',
   code: 'aac_',
   clientSecret: 'aas_',
-  // Sign-in with the company's OpenID provider: the state sent there, the cookie that binds it to the browser, and
-  // the one-time ticket the device app redeems for its device id.
+  // Sign-in with the company's OpenID provider: the state sent there, and the one-time ticket the device app redeems
+  // for its device id (the browser's binding cookie, `asb_`, is the gateway's; only its hash is kept here).
   signInState: 'ass_',
-  signInBinding: 'asb_',
   signInTicket: 'ast_',
 } as const;
 export type SecretKind = keyof typeof secretPrefixes;
