@@ -97,10 +97,16 @@ describe.skipIf(skip)(
       // Ada's stream on the second gateway, Lee's on the first: only Ada is told of the escalation.
       const adaStream = await openEventStream(`${url2}/device/events`, { 'x-device-id': ada.device_id });
       const leeStream = await openEventStream(`${stack.baseUrl}/device/events`, { 'x-device-id': lee.device_id });
-      streams.push(adaStream, leeStream);
+      const danaStream = await openEventStream(`${url2}/device/events`, { 'x-device-id': dana.device_id });
+      streams.push(adaStream, leeStream, danaStream);
       const req = await create('Laptop');
       expect(req.status).toBe('pending');
       const createdAt = Date.now();
+      // Its creation is told to its approver only.
+      await danaStream.next((e) => e.event === 'action.created' && e.data.action.id === req.id);
+      await sleep(200);
+      expect(leeStream.events.filter((e) => e.data.action?.id === req.id)).toEqual([]);
+      expect(adaStream.events.filter((e) => e.data.action?.id === req.id)).toEqual([]);
 
       expect(await pendingIds(api, dana.device_id)).toContain(req.id);
       for (const [client, who] of [

@@ -67,6 +67,8 @@ export interface ActionSnapshot {
   edited?: boolean | null;
   /** On an escalation's snapshot only: whom it went to. */
   escalation?: z.input<typeof EscalationView>;
+  /** Who a routed request goes to (its rule's approvers), when its rules named them. */
+  approvers?: string[] | null;
 }
 
 /** A member an escalation went to, as the notices to them need it. */
@@ -158,6 +160,11 @@ export const ActionEvent = z.object({
   outcome: ActionEventOutcome.optional().catch(undefined),
   /** On an `action.escalated` event: whom the request was handed to. */
   escalation: EscalationView.optional(),
+  /**
+   * On a creation its rules routed: who it goes to (member ids, `role:<role>`), so that only they are told of it.
+   * Absent: every member who may approve.
+   */
+  approvers: z.array(z.string()).optional(),
 });
 export type ActionEvent = z.infer<typeof ActionEvent>;
 export type ActionEventInput = z.input<typeof ActionEvent>;

@@ -92,6 +92,7 @@ function snapshotOf(row: RequestRow): ActionSnapshot {
     quorum_required: row.quorum_required ?? null,
     quorum_approvals: row.quorum_approvals ?? [],
     edited: Boolean(row.updated_input_hash),
+    ...(row.approvers ? { approvers: row.approvers } : {}),
   };
 }
 
@@ -172,6 +173,9 @@ function eventOfRow(r: OutboxRow): ActionEventInput {
     action: eventActionOf(r.action),
     ...outcomeOf(r.action),
     ...('escalation' in r.action && r.action.escalation ? { escalation: r.action.escalation } : {}),
+    ...(r.type === 'action.created' && 'approvers' in r.action && r.action.approvers
+      ? { approvers: r.action.approvers }
+      : {}),
   };
 }
 

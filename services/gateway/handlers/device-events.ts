@@ -34,10 +34,16 @@ function escalationFrame(e: NonNullable<ActionEvent['escalation']>) {
   };
 }
 
-/** Whether a device's stream carries an event: an escalation only to the members it was handed to. */
-export function streamedTo(device: Pick<DevicePrincipal, 'member_id'>, event: ActionEvent): boolean {
-  if (event.type !== 'action.escalated') return true;
-  return !!event.escalation?.members.some((m) => m.member_id === device.member_id);
+/**
+ * Whether a device's stream carries an event: a routed request's creation only to its approvers (by member id or
+ * role), an escalation only to the members it was handed to; outcomes to every device.
+ */
+export function streamedTo(device: Pick<DevicePrincipal, 'member_id' | 'role'>, event: ActionEvent): boolean {
+  if (event.type === 'action.escalated')
+    return !!event.escalation?.members.some((m) => m.member_id === device.member_id);
+  if (event.type === 'action.created' && event.approvers)
+    return event.approvers.includes(device.member_id) || event.approvers.includes(`role:${device.role}`);
+  return true;
 }
 
 /**
