@@ -109,6 +109,14 @@ describe.skipIf(skip)(
       expect(adaStream.events.filter((e) => e.data.action?.id === req.id)).toEqual([]);
 
       expect(await pendingIds(api, dana.device_id)).toContain(req.id);
+      const entry = async (deviceId: string) =>
+        ((await api.device(deviceId).get('/pending')).body.requests as Body[]).find((q) => q.id === req.id);
+      expect((await entry(dana.device_id))?.routing).toEqual({
+        approvers: [dana.member_id],
+        escalate_at: expect.any(String),
+        escalate_to: ['role:admin'],
+        escalated_at: null,
+      });
       for (const [client, who] of [
         [api2, lee.device_id],
         [api, ada.device_id],
@@ -144,6 +152,9 @@ describe.skipIf(skip)(
       expect(leeStream.events.filter((e) => e.event === 'action.escalated')).toEqual([]);
 
       expect(await pendingIds(api2, ada.device_id)).toContain(req.id);
+      // Every entry of it shows the escalation now (a kept entry is built again).
+      for (const who of [dana.device_id, ada.device_id, dana.device_id])
+        expect((await entry(who))?.routing?.escalated_at).toBe(event!.data.escalation.escalated_at);
       expect(await pendingIds(api, lee.device_id)).not.toContain(req.id);
       const approved = await api2.device(ada.device_id).post(`/actions/${req.id}/approve`, {});
       expect(approved.status, JSON.stringify(approved.body)).toBe(200);

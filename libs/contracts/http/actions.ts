@@ -212,7 +212,21 @@ export const PendingItem = ActionView.pick({
   created_at: true,
   expires_at: true,
   quorum: true,
-}).extend({ agent_name: z.string() });
+}).extend({
+  agent_name: z.string(),
+  /**
+   * Only on a request its rules routed (docs/api-guide.md, Routing and escalation): who it waits for (member ids,
+   * `role:<role>`; null: any approver), when it escalates and to whom, and when it did.
+   */
+  routing: z
+    .object({
+      approvers: z.array(z.string()).nullable(),
+      escalate_at: z.string().nullable(),
+      escalate_to: z.array(z.string()).nullable(),
+      escalated_at: z.string().nullable(),
+    })
+    .optional(),
+});
 export type PendingItem = z.infer<typeof PendingItem>;
 export const PendingList = z.object({ requests: z.array(PendingItem) });
 export type PendingList = z.infer<typeof PendingList>;

@@ -111,10 +111,14 @@ export type PendingRow = Pick<
   | 'created_at'
   | 'expires_at'
   | 'quorum_required'
+  | 'approvers'
+  | 'escalate_at'
+  | 'escalate_to'
+  | 'escalated_at'
 > & { agent_name: string };
 
 /** A pending request's place in the list, and what of it can change while it is pending. */
-export type PendingHead = Pick<RequestRow, 'id' | 'quorum_approvals'>;
+export type PendingHead = Pick<RequestRow, 'id' | 'quorum_approvals' | 'escalated_at'>;
 
 /** A new request as a create stores it: its row but for what the statement sets, and how long it may wait. */
 export type NewRequest = Omit<RequestRow, 'resolved_at' | 'created_at' | 'expires_at' | 'agent_name'> & {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PendingItem } from '@agent-auth/contracts';
 import type { RequestRow } from './rows.js';
-import { currentPendingItem, toActionView, toPendingItem } from './views.js';
+import { currentPendingItem, escalatedPendingItem, toActionView, toPendingItem } from './views.js';
 
 const row: RequestRow = {
   id: 'act_1',
@@ -43,7 +43,12 @@ describe('the pending list entry', () => {
     const expected = PendingItem.parse({ ...toActionView(row, metadata), agent_name: 'Shopper' });
     const item = toPendingItem({ ...row, agent_name: 'Shopper' }, metadata, row.quorum_approvals);
     expect(item).toEqual(expected);
-    expect(Object.keys(item).sort()).toEqual(Object.keys(PendingItem.shape).sort());
+    // Every field the contract names, but `routing`, which only a routed request's entry has (below).
+    expect(Object.keys(item).sort()).toEqual(
+      Object.keys(PendingItem.shape)
+        .filter((k) => k !== 'routing')
+        .sort(),
+    );
     expect(item.amount).toBe(42.5);
   });
 
@@ -73,5 +78,29 @@ describe('the pending list entry', () => {
   it('is the kept entry itself when the request has no quorum', () => {
     const kept = toPendingItem({ ...row, quorum_required: null, agent_name: 'A' }, {}, null);
     expect(currentPendingItem(kept, null)).toBe(kept);
+  });
+
+  it('shows a routed request its routing, and once it escalated, when', () => {
+    expect(toPendingItem({ ...row, agent_name: 'A' }, {}, null).routing).toBeUndefined();
+    const routed = {
+      ...row,
+      agent_name: 'A',
+      approvers: ['mem_dana'],
+      escalate_at: new Date('2026-11-23T10:05:00.000Z'),
+      escalate_to: ['role:admin'],
+      escalated_at: null,
+    };
+    const kept = toPendingItem(routed, {}, null);
+    expect(kept.routing).toEqual({
+      approvers: ['mem_dana'],
+      escalate_at: '2026-11-23T10:05:00.000Z',
+      escalate_to: ['role:admin'],
+      escalated_at: null,
+    });
+    expect(escalatedPendingItem(kept, null)).toBeNull();
+    const escalated = escalatedPendingItem(kept, new Date('2026-11-23T10:05:00.004Z'));
+    expect(escalated?.routing?.escalated_at).toBe('2026-11-23T10:05:00.004Z');
+    expect(escalatedPendingItem(escalated!, new Date())).toBeNull();
+    expect(kept.routing?.escalated_at).toBeNull();
   });
 });

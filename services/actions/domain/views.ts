@@ -77,6 +77,17 @@ export function toPendingItem(
     expires_at: row.expires_at.toISOString(),
     quorum: row.quorum_required ? { required: row.quorum_required, approvals: withMembers(approvals) } : null,
     agent_name: row.agent_name,
+    ...(row.approvers || row.escalate_to ? { routing: routingView(row) } : {}),
+  };
+}
+
+/** What a pending entry shows of a routed request's routing. */
+function routingView(row: PendingRow): NonNullable<PendingItem['routing']> {
+  return {
+    approvers: row.approvers ?? null,
+    escalate_at: row.escalate_at?.toISOString() ?? null,
+    escalate_to: row.escalate_to ?? null,
+    escalated_at: row.escalated_at?.toISOString() ?? null,
   };
 }
 
@@ -88,4 +99,10 @@ export function currentPendingItem(kept: PendingItem, approvals: QuorumApproval[
   return kept.quorum
     ? { ...kept, quorum: { required: kept.quorum.required, approvals: withMembers(approvals) } }
     : kept;
+}
+
+/** A kept entry whose request escalated since it was built (null: it has not, or the entry knows already). */
+export function escalatedPendingItem(kept: PendingItem, escalatedAt: Date | null | undefined): PendingItem | null {
+  if (!escalatedAt || !kept.routing || kept.routing.escalated_at) return null;
+  return { ...kept, routing: { ...kept.routing, escalated_at: escalatedAt.toISOString() } };
 }

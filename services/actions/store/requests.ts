@@ -81,14 +81,14 @@ export function createRequestStore(
     listForAgent: createAgentListWalk(sql),
 
     /**
-     * The account's pending, unexpired requests in list order: the id and the one thing that changes while a request
-     * is pending (its quorum's approvals). Everything else of an entry is fixed once created (pendingRows).
+     * The account's pending, unexpired requests in list order: the id and the things that change while a request
+     * is pending (its quorum's approvals, its escalation). Everything else of an entry is fixed once created (pendingRows).
      */
     async pendingHeads(accountId: string, limit: number, names: readonly string[]): Promise<PendingHead[]> {
       // Only the months a pending request can lie in are read (each partition's index of pending requests). Only
       // what is routed to the asking member (`names`: their id and role:<role>): domain/routing.ts mayAnswer.
       return sql<PendingHead[]>`
-        select r.id, r.quorum_approvals from actions.requests r
+        select r.id, r.quorum_approvals, r.escalated_at from actions.requests r
         where r.account_id = ${accountId} and r.status = 'pending' and r.expires_at > now()
           and r.id >= ${pendingIdFloor(Date.now())}
           and (r.approvers is null or r.approvers && ${names as string[]}::text[]
@@ -102,7 +102,7 @@ export function createRequestStore(
       return sql<PendingRow[]>`
         select r.id, r.agent_id, r.action_type, r.title, r.description, r.risk_level, r.reversible, r.amount_cents,
           r.currency, r.recipient, r.metadata_enc, r.content_hash, r.created_at, r.expires_at,
-          r.quorum_required, a.name as agent_name
+          r.quorum_required, r.approvers, r.escalate_at, r.escalate_to, r.escalated_at, a.name as agent_name
         from actions.requests r join actions.agents a on a.id = r.agent_id
         where r.id = any(${ids})`;
     },

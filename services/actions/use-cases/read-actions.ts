@@ -9,7 +9,7 @@ import type {
 import { EncodedJson } from '@agent-auth/bus';
 import { errors } from '@agent-auth/errors';
 import { decodeListCursor, encodeListCursor } from '../domain/list-cursor.js';
-import { currentPendingItem, toActionView, toPendingItem } from '../domain/views.js';
+import { currentPendingItem, escalatedPendingItem, toActionView, toPendingItem } from '../domain/views.js';
 import type { ActionsDeps } from './deps.js';
 import { type Asker, namesOf } from '../domain/routing.js';
 import type { Expiry } from './expiry.js';
@@ -29,8 +29,9 @@ type Deps = Pick<ActionsDeps, 'requests'> & { expiry: Expiry; metadata: Metadata
 /** Reading requests: an agent's own (one, or a filtered list) and an account's pending list, expiry applied. */
 export function createActionReading(deps: Deps) {
   const { requests, expiry, metadata } = deps;
-  // Everything of a pending entry but its quorum's approvals is fixed when the request is created, so an entry
-  // built (and encoded) once is good until it leaves the list; frozen, since every reader gets the same object.
+  // Everything of a pending entry but its quorum's approvals (and its escalation) is fixed when the request is
+  // created, so an entry built (and encoded) once is good until it leaves the list; frozen, since every reader gets
+  // the same object.
   const kept = new Map<string, KeptEntry>();
   const keep = (item: PendingItem): KeptEntry => {
     const entry = { item: Object.freeze(item), json: Buffer.from(JSON.stringify(item)) };
@@ -79,8 +80,11 @@ export function createActionReading(deps: Deps) {
       }
       const encoded: Buffer[] = [];
       for (const head of heads) {
-        const entry = entries.get(head.id);
+        let entry = entries.get(head.id);
         if (!entry) continue;
+        // Escalated since its entry was built: built again, once, and kept so.
+        const escalated = escalatedPendingItem(entry.item, head.escalated_at);
+        if (escalated) entry = keep(escalated);
         const { item, json } = entry;
         encoded.push(item.quorum ? Buffer.from(JSON.stringify(currentPendingItem(item, head.quorum_approvals))) : json);
       }
