@@ -20,6 +20,7 @@ export function createEscalationStore(sql: Sql, announced: (events: ActionEventI
         with due as (
           select id from actions.requests
           where status = 'pending' and escalated_at is null and escalate_at is not null and escalate_at <= now()
+            and expires_at > now()
           order by escalate_at limit ${batch}
           for update skip locked
         ), marked as (
@@ -48,12 +49,15 @@ export function createEscalationStore(sql: Sql, announced: (events: ActionEventI
       return plain as Escalated[];
     },
 
-    /** Milliseconds until the next escalation is due on the database's clock (0: one is due); null: none. */
+    /**
+     * Milliseconds until the next escalation is due on the database's clock (0: one is due); null: none. A request
+     * past its expiry is left out (it expires instead; the sweeper takes it out of the index).
+     */
     async nextDueInMs(): Promise<number | null> {
       const [row] = await sql<Array<{ ms: number | null }>>`
         select greatest(0, extract(epoch from min(escalate_at) - clock_timestamp()) * 1000)::float8 as ms
         from actions.requests
-        where status = 'pending' and escalated_at is null and escalate_at is not null`;
+        where status = 'pending' and escalated_at is null and escalate_at is not null and expires_at > now()`;
       return row?.ms ?? null;
     },
   };
