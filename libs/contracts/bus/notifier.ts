@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { confidential, defineEndpoint, Empty } from './envelope.js';
+import { defineEndpoint, Empty } from './envelope.js';
 import { DevicePrincipal } from './actions.js';
 import { PushConfig, type PushSubscriptionBody, type PushUnsubscribeBody } from '../http/notifications.js';
 
@@ -29,8 +29,8 @@ export function pushUnsubscribeRequestOf(device: DevicePrincipal, body: PushUnsu
 }
 
 /**
- * notifier.v1.email_invite: an invite to send by email (with SMTP_URL set): the join link carries the code, a
- * bearer secret, so the message is confidential and the code is kept only until the email is sent.
+ * notifier.v1.email_invite: an invite to send by email (with SMTP_URL set). The join link carries the code, a
+ * bearer secret: the notifier logs nothing of the message and keeps the email only until it is sent.
  */
 export const InviteEmailRequest = z.object({
   account_id: z.string(),
@@ -63,7 +63,5 @@ export const notifierEndpoints = {
     z.object({ deleted: z.boolean() }),
     2,
   ),
-  emailInvite: confidential(
-    defineEndpoint('notifier', 'email_invite', InviteEmailRequest, z.object({ queued: z.boolean() })),
-  ),
+  emailInvite: defineEndpoint('notifier', 'email_invite', InviteEmailRequest, z.object({ queued: z.boolean() })),
 } as const;
