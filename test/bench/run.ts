@@ -16,6 +16,7 @@ import { grantsBench } from './grants.js';
 import { hooksBench } from './hooks.js';
 import { mcpBench } from './mcp.js';
 import { cibaBench } from './ciba.js';
+import { escalationBench } from './escalation.js';
 import { receiptsCost } from './receipts.js';
 import { scaleBench } from './scale.js';
 import { vaultBench } from './vault-execution.js';
@@ -32,6 +33,7 @@ const cases: BenchCase[] = [
   hooksBench,
   mcpBench,
   cibaBench,
+  escalationBench,
   scaleBench,
   metricsCost,
   receiptsCost,
