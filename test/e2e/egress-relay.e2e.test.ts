@@ -63,6 +63,12 @@ describe.skipIf(skip)(`outbound calls leave through the vault executor${skip ? `
 
     await stack.addProcess('vault-executor');
     await expect.poll(() => receiver.seen.filter((r) => r.body.includes(id)).length, { timeout: 15_000 }).toBe(1);
-    expect((await attempts()).at(-1)).toMatchObject({ outcome: 'delivered', error: null });
+    // The attempt is recorded once the receiver's answer is back: a moment after the request arrived.
+    await expect
+      .poll(async () => (await attempts()).at(-1), { timeout: 5_000 })
+      .toMatchObject({
+        outcome: 'delivered',
+        error: null,
+      });
   });
 });
