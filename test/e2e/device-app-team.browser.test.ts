@@ -219,6 +219,21 @@ describe.skipIf(noBrowser)(
       );
       await screenshot(owner, 'phone-rules-routing');
 
+      // A purchase the rule leaves to Dana: her pending list shows whom it waits for and when it goes further.
+      const asked = await api.agent(acct.api_key).post('/actions', {
+        action_type: 'purchase',
+        title: 'Standing desk',
+        amount: 420,
+        currency: 'USD',
+      });
+      expect(asked.body.status, JSON.stringify(asked.body)).toBe('pending');
+      await dana.goto(`${origin}/app/#/requests`, { waitUntil: 'networkidle2' });
+      await waitText(dana, '#pending-list', /Standing desk/);
+      expect(await textOf(dana, '#pending-list .routing')).toMatch(
+        /^Waiting for Dana \(approver\) — escalates to the owners in (4|5) min$/,
+      );
+      await screenshot(dana, 'phone-pending-routed');
+
       // The owner makes Dana an auditor: her app offers the history instead of the pending list.
       await owner.goto(`${origin}/app/#/team`, { waitUntil: 'networkidle2' });
       await waitText(owner, '#member-list', /Dana/);

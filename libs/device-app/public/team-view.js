@@ -120,19 +120,20 @@ export async function renderTeam({ api, attempt, say, me }) {
   const { members } = await api.get('/members');
   rememberMembers(members);
   const can = abilitiesOf(me.role);
+  // The list is drawn again before the message says what changed, so what it says is what the list shows.
   const redraw = () => renderTeam({ api, attempt, say, me });
   const actions = {
     changeRole: (member, role) =>
       attempt(async () => {
         await api.patch(`/members/${encodeURIComponent(member.member_id)}`, { role });
-        say(`${member.name}'s role is ${role} now: it applies to their devices at once.`);
         await redraw();
+        say(`${member.name}'s role is ${role} now: it applies to their devices at once.`);
       }),
     remove: (member) =>
       attempt(async () => {
         await api.delete(`/members/${encodeURIComponent(member.member_id)}`);
-        say(`${member.name} is removed: their devices stop working at once.`);
         await redraw();
+        say(`${member.name} is removed: their devices stop working at once.`);
       }),
   };
   $('member-list').replaceChildren(...members.map((m) => memberCard(m, me, actions)));
