@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { inviteAndJoin } from '../harness/members.js';
+import { openEventStream } from '../harness/sse.js';
 import { startStack, type Stack } from '../harness/stack.js';
 
 // Members of an account: invitations, joining with a code (single use, expiring, rate limited), roles changed and
@@ -176,7 +177,8 @@ describe.skipIf(!natsUrl)(
     });
 
     it('removing a member stops their devices at once on every gateway; a new role applies at once too', async () => {
-      const other = apiClient(await stack.addGateway());
+      const otherUrl = await stack.addGateway();
+      const other = apiClient(otherUrl);
       const acct = await api.newAccount();
       const dana = await inviteAndJoin(api, acct.device_id, { name: 'Dana', role: 'approver' });
       const tablet = (await api.device(dana.device_id).post('/devices', { device_name: 'tablet' })).body.device_id;
@@ -185,15 +187,38 @@ describe.skipIf(!natsUrl)(
         for (const device of [dana.device_id, tablet])
           expect((await gateway.device(device).get('/pending')).status).toBe(200);
 
+      // Her tablet's live stream is open on the other gateway: a change of her role ends it there at once (the app
+      // reconnects with what the new role may be sent), and so does her removal (the reconnection is refused).
+      const streamOf = (device: string) => openEventStream(`${otherUrl}/device/events`, { 'x-device-id': device });
+      const approverStream = await streamOf(tablet);
+      expect(approverStream.status).toBe(200);
+
       // Demoted to auditor on one gateway: the other refuses her /pending at once, and lets her read the audit trail.
+      const demotedAt = performance.now();
       expect((await patch(acct.device_id, dana.member_id, { role: 'auditor' })).status).toBe(200);
+      expect((await approverStream.ended) - demotedAt).toBeLessThan(1000);
+      // An auditor has no live stream of requests to answer.
+      const reconnected = await streamOf(tablet);
+      expect(reconnected.status).toBe(403);
       const refusedAt = await firstAnswer(() => other.device(tablet).get('/pending'), 403);
       expect(refusedAt).toBeLessThan(500);
       expect((await other.device(tablet).get('/pending')).body.code).toBe('role_forbidden');
       expect((await other.device(tablet).get('/audit')).status).toBe(200);
 
-      // Removed on one gateway: both of her devices are refused on the other at once.
+      // An approver again, her stream open again (once the other gateway has heard of the new role).
+      expect((await patch(acct.device_id, dana.member_id, { role: 'approver' })).status).toBe(200);
+      let stream = await streamOf(tablet);
+      for (let tries = 0; stream.status !== 200 && tries < 100; tries++) {
+        await sleep(10);
+        stream = await streamOf(tablet);
+      }
+      expect(stream.status).toBe(200);
+
+      // Removed on one gateway: both of her devices are refused on the other at once, her open stream ended.
+      const removedAt = performance.now();
       const removed = await api.device(acct.device_id).delete(`/members/${dana.member_id}`);
+      expect((await stream.ended) - removedAt).toBeLessThan(1000);
+      expect((await streamOf(tablet)).status).toBe(401);
       expect(removed.body).toEqual({ deleted: true, id: dana.member_id });
       for (const device of [dana.device_id, tablet]) {
         expect(await firstAnswer(() => other.device(device).get('/audit'), 401)).toBeLessThan(500);

@@ -13,6 +13,8 @@ export interface SseStream {
   comments: string[];
   /** Resolves with the first event matching, already received or still to come. */
   next(match: (e: SseEvent) => boolean): Promise<SseEvent>;
+  /** Resolves (with performance.now()) once the stream has ended, whichever side ended it. */
+  ended: Promise<number>;
   close(): void;
 }
 
@@ -31,6 +33,11 @@ export async function openEventStream(url: string, headers: Record<string, strin
         w.resolve(e);
       }
   };
+  let markEnded: (at: number) => void = () => {};
+  const ended = new Promise<number>((resolve) => {
+    markEnded = resolve;
+  });
+  if (!res.ok || !res.body) markEnded(performance.now());
   if (res.ok && res.body) {
     void (async () => {
       const decoder = new TextDecoder();
@@ -59,12 +66,14 @@ export async function openEventStream(url: string, headers: Record<string, strin
       } catch {
         /* aborted */
       }
+      markEnded(performance.now());
     })();
   }
   return {
     status: res.status,
     events,
     comments,
+    ended,
     next(match) {
       const found = events.find(match);
       if (found) return Promise.resolve(found);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ActionEvent, DevicePrincipal } from '@agent-auth/contracts';
+import { type ActionEvent, type DevicePrincipal, identityRevoked } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import {
   notifierEndpoints as ep,
@@ -10,7 +10,7 @@ import {
 } from '@agent-auth/contracts';
 import type { Bus } from '@agent-auth/bus';
 import { addRoute } from './route.js';
-import { sseEvent, type EventStreams } from '../use-cases/event-streams.js';
+import { type EventStreamConnection, sseEvent, type EventStreams } from '../use-cases/event-streams.js';
 import type { RouteDoc } from './openapi.js';
 
 /** One server-sent event: the event id (msg_…) lets a client drop a duplicate. */
@@ -46,11 +46,30 @@ export function streamedTo(device: Pick<DevicePrincipal, 'member_id' | 'role'>, 
   return true;
 }
 
+/** Whether a revocation (identity_revoked) ends a device's authentication: its own, or its member's. */
+export function revokes(
+  event: { device_ref?: string; member_id?: string },
+  device: Pick<DevicePrincipal, 'device_ref' | 'member_id'>,
+): boolean {
+  return (
+    (event.device_ref !== undefined && event.device_ref === device.device_ref) ||
+    (event.member_id !== undefined && event.member_id === device.member_id)
+  );
+}
+
 /**
  * GET /device/events: a live server-sent event stream of the device's account (`action.created` for a new
  * pending request, `action.resolved` for an outcome), with heartbeat comments; and the push-subscription routes.
  */
 export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: EventStreams): void {
+  // A device revoked, or its member removed or given another role, loses its open stream at once on every gateway:
+  // the app reconnects and is refused (401), or authenticated with the new role (and what it may be sent).
+  const open = new Map<EventStreamConnection, DevicePrincipal>();
+  const unsubscribe = bus.subscribe(identityRevoked, (event) => {
+    for (const [stream, device] of open) if (revokes(event, device)) stream.close();
+  });
+  app.addHook('onClose', async () => unsubscribe());
+
   // Authenticated (and counted against the device's rate limit) by the admission hook, like every device route.
   const doc: RouteDoc = {
     tag: 'Notifications',
@@ -67,6 +86,8 @@ export function deviceEventRoutes(app: FastifyInstance, bus: Bus, streams: Event
     if (!device || !('device_ref' in device)) throw errors.notAuthenticated();
     const stream = streams.start(request, reply);
     if (!stream) return;
+    open.set(stream, device);
+    stream.onClose(() => open.delete(stream));
     stream.onClose(
       bus.actionEvents.watch(device.account_id, (event) => {
         if (streamedTo(device, event)) stream.send(sseFrame(event));

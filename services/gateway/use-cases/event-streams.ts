@@ -5,6 +5,8 @@ import { countEventStream } from '@agent-auth/metrics';
 export interface EventStreamConnection {
   send(frame: string): void;
   onClose(cleanup: () => void): void;
+  /** Ends the stream from the server's side (its client reconnects, and is authenticated again). */
+  close(): void;
 }
 
 /** One server-sent event frame. */
@@ -65,6 +67,7 @@ export function eventStreams(app: FastifyInstance, heartbeatMs: number) {
           if (ended) cleanup();
           else cleanups.push(cleanup);
         },
+        close,
       };
     },
   };
