@@ -138,9 +138,11 @@ for (const { mode, skip } of modes) {
         request_hash: requestHashOf(created.body),
         policy_version: await policyVersionOf(acct.device_id),
         device_id: expect.stringMatching(/.+/),
+        member_id: (await device.get('/account')).body.member_id,
         device_signature: null,
       });
       expect(claims.device_id).not.toBe(acct.device_id); // the device id is a credential: its public reference is named
+      expect(claims.member_id).toMatch(/^mem_/); // and the person whose device it is
       expect((await agent.get(`/actions/${created.body.id}`)).body.receipt).toBe(approved.body.receipt);
       await expect.poll(() => receiver.seen.length, { timeout: 10_000 }).toBeGreaterThan(0);
       const hook = JSON.parse((receiver.seen as SeenRequest[])[0]!.body) as { receipt: string };
