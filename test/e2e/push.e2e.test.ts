@@ -6,6 +6,7 @@ import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { selfSignedCert, startUpstream, type Upstream, trustFile } from '../harness/upstream.js';
 import { itBesideTheService } from '../harness/sessions.js';
+import { inviteAndJoin } from '../harness/members.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -124,5 +125,35 @@ for (const { mode, skip } of modes) {
         expect(pushService.seen.filter((r) => r.url.endsWith('/kept'))).toHaveLength(0);
       },
     );
+
+    it('pushes a request a rule leaves to a role to the members holding it, and no one else', async () => {
+      const acct = await api.newAccount();
+      const owner = api.device(acct.device_id);
+      const ada = await inviteAndJoin(api, acct.device_id, { name: 'Ada', role: 'admin' });
+      const lee = await inviteAndJoin(api, acct.device_id, { name: 'Lee', role: 'approver' });
+      const endpointOf = (who: string) => `${pushService.origin}/push/${acct.account_id}/${who}`;
+      for (const [who, deviceId] of [
+        ['owner', acct.device_id],
+        ['ada', ada.device_id],
+        ['lee', lee.device_id],
+      ] as const)
+        expect(
+          (await api.device(deviceId).post('/device/push-subscriptions', subscription(endpointOf(who)))).status,
+        ).toBe(200);
+      const rule = await owner.post('/rules', {
+        name: 'contracts to the admins',
+        decision: 'ask',
+        action_type: 'legal',
+        approvers: ['role:admin'],
+      });
+      expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+
+      await api.agent(acct.api_key).post('/actions', { action_type: 'legal', title: 'Sign the NDA' });
+      const seenBy = (who: string) => pushService.seen.filter((r) => r.url === `/push/${acct.account_id}/${who}`);
+      await expect.poll(() => seenBy('ada').length, { timeout: 10_000 }).toBe(1);
+      // The others' pushes would have gone out together with Ada's.
+      await new Promise((r) => setTimeout(r, 500));
+      expect([seenBy('owner').length, seenBy('lee').length]).toEqual([0, 0]);
+    });
   });
 }

@@ -573,6 +573,13 @@ export const actionsEndpoints = {
   createMember: confidential(defineEndpoint('actions', 'create_member', NewMember, MemberCreated)),
   joinMember: confidential(defineEndpoint('actions', 'join_member', JoinRequest, Joined)),
   listMembers: defineEndpoint('actions', 'list_members', z.object({ device: DevicePrincipal }), MemberList),
+  // The current members a routing names (member ids and `role:<role>`), for the notifier's pushes to approvers.
+  membersNamed: defineEndpoint(
+    'actions',
+    'members_named',
+    z.object({ account_id: z.string(), refs: z.array(z.string()).max(100) }),
+    z.object({ member_ids: z.array(z.string()) }),
+  ),
   updateMember: defineEndpoint('actions', 'update_member', MemberChange, MemberView),
   removeMember: defineEndpoint(
     'actions',

@@ -13,6 +13,7 @@ export function memberHandlers(uc: UseCases): BoundHandler[] {
     // A device for the member a sign-in with the company's identity provider verified (the identity service asks).
     handleOnce(oidcEndpoints.bindMemberDevice, (asked) => members.addDeviceByEmail(asked)),
     handle(ep.listMembers, ({ device }) => members.list(device)),
+    handle(ep.membersNamed, ({ account_id, refs }) => members.named(account_id, refs)),
     handleOnce(ep.updateMember, (asked) => members.update(asked)),
     handleOnce(ep.removeMember, ({ device, member_id }) => members.remove(device, member_id)),
   ];

@@ -101,6 +101,14 @@ export function createMemberStore(sql: Sql) {
       });
     },
 
+    /** The ids of the account's current members named by id or holding one of the roles. */
+    async named(accountId: string, input: { ids: string[]; roles: string[] }): Promise<string[]> {
+      const rows = await sql<Array<{ id: string }>>`
+        select id from actions.members
+        where account_id = ${accountId} and removed_at is null and (id = any(${input.ids}) or role = any(${input.roles}))`;
+      return rows.map((r) => r.id);
+    },
+
     /** The account's current members, oldest first, with their working devices and unused invites. */
     async list(accountId: string): Promise<ListedMember[]> {
       return sql<ListedMember[]>`

@@ -140,6 +140,13 @@ export function createMembers(deps: Deps) {
       return { device_id: device.deviceId };
     },
 
+    /** The current members a routing names: member ids as they are (if still members), roles as their members now. */
+    async named(accountId: string, refs: string[]): Promise<{ member_ids: string[] }> {
+      const roles = refs.filter((r) => r.startsWith('role:')).map((r) => r.slice('role:'.length));
+      const ids = refs.filter((r) => !r.startsWith('role:'));
+      return { member_ids: await members.named(accountId, { ids, roles }) };
+    },
+
     async list(device: DevicePrincipal): Promise<MemberList> {
       return { members: (await members.list(device.account_id)).map((m) => view(m)) };
     },

@@ -16,9 +16,9 @@ describe('whose devices hear of an event', () => {
     expect(pushedMembers(event({ type: 'action.escalated', escalation }))).toEqual(['mem_ada']);
   });
 
-  it('a routed creation: its approvers named by id; by role or not routed, the whole account', () => {
+  it('a routed creation: its approvers as the rule named them (ids and roles); not routed, the whole account', () => {
     expect(pushedMembers(event({ approvers: ['mem_dana', 'mem_lee'] }))).toEqual(['mem_dana', 'mem_lee']);
-    expect(pushedMembers(event({ approvers: ['mem_dana', 'role:admin'] }))).toBeNull();
+    expect(pushedMembers(event({ approvers: ['mem_dana', 'role:admin'] }))).toEqual(['mem_dana', 'role:admin']);
     expect(pushedMembers(event({}))).toBeNull();
   });
 });

@@ -1,17 +1,23 @@
-import type { ActionEvent } from '@agent-auth/contracts';
+import { type ActionEvent, actionsEndpoints } from '@agent-auth/contracts';
 import type { PushProvider } from '../adapters/push.js';
 import { pushMessageOf } from '../domain/push-messages.js';
 import type { NotifierDeps } from './deps.js';
 
 /**
  * Whose devices hear of an event, when not the whole account's: an escalation's people; a routed creation's
- * approvers when the rule named them by id (a role is not known here: those go to the account's devices, and the
- * stream and GET /pending show the request to its approvers only).
+ * approvers as its rule named them (member ids, `role:<role>`).
  */
 export function pushedMembers(event: ActionEvent): string[] | null {
   if (event.escalation) return event.escalation.members.map((m) => m.member_id);
-  if (event.approvers?.every((a) => a.startsWith('mem_'))) return event.approvers;
+  if (event.approvers?.length) return event.approvers;
   return null;
+}
+
+/** The member ids behind a routing: roles are asked of the actions service (who holds them now). */
+async function memberIdsOf(deps: Pick<NotifierDeps, 'bus'>, accountId: string, refs: string[]): Promise<string[]> {
+  if (!refs.some((ref) => ref.startsWith('role:'))) return refs;
+  const { member_ids } = await deps.bus.request(actionsEndpoints.membersNamed, { account_id: accountId, refs });
+  return member_ids;
 }
 
 /**
@@ -20,15 +26,15 @@ export function pushedMembers(event: ActionEvent): string[] | null {
  * GET /pending remain).
  */
 export async function pushToDevices(
-  deps: Pick<NotifierDeps, 'pushSubscriptions' | 'log'>,
+  deps: Pick<NotifierDeps, 'pushSubscriptions' | 'log' | 'bus'>,
   push: PushProvider,
   event: ActionEvent,
 ): Promise<void> {
   const message = pushMessageOf(event);
   if (!message) return;
-  const members = pushedMembers(event);
-  const subscriptions = members
-    ? await deps.pushSubscriptions.forMembers(event.account_id, members)
+  const refs = pushedMembers(event);
+  const subscriptions = refs
+    ? await deps.pushSubscriptions.forMembers(event.account_id, await memberIdsOf(deps, event.account_id, refs))
     : await deps.pushSubscriptions.forAccount(event.account_id);
   await Promise.all(
     subscriptions.map(async (s) => {
