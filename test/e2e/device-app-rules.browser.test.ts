@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, signIn } from '../harness/browser.js';
+import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, signIn, waitForText } from '../harness/browser.js';
 
 // The Rules view in a real browser (headless Chromium) on a phone-sized screen, against a real stack with a real
 // history: a rule with conditions built field by field and read back as a sentence, its replay over the last 30 days
@@ -42,21 +42,7 @@ describe.skipIf(noBrowser)(
       );
     /** Waits for an element's text to match; on a time-out, says what the page showed instead. */
     const textMatches = (selector: string, pattern: RegExp) =>
-      page
-        .waitForFunction(
-          (sel: string, source: string) => new RegExp(source).test(document.querySelector(sel)?.textContent ?? ''),
-          { timeout: WAIT },
-          selector,
-          pattern.source,
-        )
-        .catch(async (err) => {
-          const shown = await page.evaluate(
-            (sel: string) =>
-              [sel, '#message', '#error'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? '(none)'}`),
-            selector,
-          );
-          throw new Error(`${err.message}; ${shown.join('; ')}; page problems: ${problems.join(' | ')}`);
-        });
+      waitForText(page, selector, pattern, { timeoutMs: WAIT, problems });
 
     beforeAll(async () => {
       db = await createTestDatabase();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn } from '../harness/browser.js';
+import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn, waitForText } from '../harness/browser.js';
 import { startOidcProvider, type TestOidcProvider } from '../harness/oidc-provider.js';
 
 // The Team view and the join page in a real browser (headless Chromium) on a phone-sized screen, against a real
@@ -42,21 +42,7 @@ describe.skipIf(noBrowser)(
         as.filter((a) => !(a as HTMLElement).hidden).map((a) => a.getAttribute('data-view')),
       );
     const waitText = (page: Page, selector: string, pattern: RegExp) =>
-      page
-        .waitForFunction(
-          (sel: string, source: string) => new RegExp(source).test(document.querySelector(sel)?.textContent ?? ''),
-          { timeout: WAIT },
-          selector,
-          pattern.source,
-        )
-        .catch(async (err) => {
-          const shown = await page.evaluate(
-            (sel: string) =>
-              [sel, '#message', '#error'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? '(none)'}`),
-            selector,
-          );
-          throw new Error(`${err.message}; ${shown.join('; ')}; page problems: ${problems.join(' | ')}`);
-        });
+      waitForText(page, selector, pattern, { timeoutMs: WAIT, problems });
     const memberCards = (page: Page) =>
       page.$$eval('#member-list li.member', (lis) =>
         lis.map((li) => ({

@@ -103,3 +103,30 @@ export async function signIn(page: Page, options: { origin: string; deviceId: st
   await page.locator('#sign-in-form button[type=submit]').setTimeout(options.timeoutMs).click();
   await page.waitForSelector('#tabs:not([hidden])', { timeout: options.timeoutMs });
 }
+
+/**
+ * Waits for an element's text to match `pattern`; on a time-out, the error says what the page showed instead (the
+ * element, `#message`, `#error`) and the page's own problems the test collected (console errors, page errors).
+ */
+export function waitForText(
+  page: Page,
+  selector: string,
+  pattern: RegExp,
+  options: { timeoutMs: number; problems: readonly string[] },
+) {
+  return page
+    .waitForFunction(
+      (sel: string, source: string) => new RegExp(source).test(document.querySelector(sel)?.textContent ?? ''),
+      { timeout: options.timeoutMs },
+      selector,
+      pattern.source,
+    )
+    .catch(async (err) => {
+      const shown = await page.evaluate(
+        (sel: string) =>
+          [sel, '#message', '#error'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? '(none)'}`),
+        selector,
+      );
+      throw new Error(`${err.message}; ${shown.join('; ')}; page problems: ${options.problems.join(' | ')}`);
+    });
+}
