@@ -64,5 +64,8 @@ describe('escalations (real Postgres)', () => {
     const next = await stores[0]!.nextDueInMs();
     expect(next).toBeGreaterThan(3_500_000);
     expect(next).toBeLessThanOrEqual(3_600_000);
+    // With nothing left to escalate there is no next one: not "due now", which would keep the schedulers looking.
+    await db.sql`update actions.requests set escalated_at = now() where id = 'act_later'`;
+    expect(await stores[0]!.nextDueInMs()).toBeNull();
   });
 });

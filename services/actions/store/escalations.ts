@@ -54,11 +54,13 @@ export function createEscalationStore(sql: Sql, announced: (events: ActionEventI
      * past its expiry is left out (it expires instead; the sweeper takes it out of the index).
      */
     async nextDueInMs(): Promise<number | null> {
+      // Not greatest(0, …) in SQL: greatest ignores a NULL, and "none" would come back as "due now" (a scheduler
+      // looking without pause).
       const [row] = await sql<Array<{ ms: number | null }>>`
-        select greatest(0, extract(epoch from min(escalate_at) - clock_timestamp()) * 1000)::float8 as ms
+        select (extract(epoch from min(escalate_at) - clock_timestamp()) * 1000)::float8 as ms
         from actions.requests
         where status = 'pending' and escalated_at is null and escalate_at is not null and expires_at > now()`;
-      return row?.ms ?? null;
+      return row?.ms === null || row?.ms === undefined ? null : Math.max(0, row.ms);
     },
   };
 }
