@@ -23,28 +23,35 @@ import { createSignIn } from './use-cases/sign-in.js';
 import { createTokens } from './use-cases/tokens.js';
 import { startPruner } from './workers/pruner.js';
 
+type Relay = Parameters<typeof serviceOutboundClient>[0]['relay'];
+
 /** A provider's discovery document or key set is a few KiB; a token answer less. */
 const MAX_PROVIDER_ANSWER_BYTES = 256 * 1024;
+
+/** Identity's way out (OUTBOUND_VIA: through the vault executor, or its own), for answers up to `maxResponseBytes`. */
+function outboundOf(input: { settings: IdentitySettings; relay: Relay; maxResponseBytes: number }) {
+  return serviceOutboundClient({
+    via: input.settings.OUTBOUND_VIA,
+    options: {
+      allowInsecureHosts: input.settings.ALLOW_INSECURE_HOSTS,
+      connectTimeoutMs: 3_000,
+      responseTimeoutMs: 5_000,
+      maxResponseBytes: input.maxResponseBytes,
+    },
+    relay: input.relay,
+  });
+}
 
 /** The company's OpenID provider when OIDC_ISSUER is set (with its client's id and secret), else undefined. */
 function configuredProvider(input: {
   settings: IdentitySettings;
-  relay: Parameters<typeof serviceOutboundClient>[0]['relay'];
+  relay: Relay;
 }): { provider: IdentityProvider; close: () => Promise<void> } | undefined {
   const { settings } = input;
   if (!settings.OIDC_ISSUER) return undefined;
   if (!settings.OIDC_CLIENT_ID || !settings.OIDC_CLIENT_SECRET)
     throw new ConfigError('OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set with OIDC_ISSUER');
-  const outbound = serviceOutboundClient({
-    via: settings.OUTBOUND_VIA,
-    options: {
-      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
-      connectTimeoutMs: 3_000,
-      responseTimeoutMs: 5_000,
-      maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES,
-    },
-    relay: input.relay,
-  });
+  const outbound = outboundOf({ settings, relay: input.relay, maxResponseBytes: MAX_PROVIDER_ANSWER_BYTES });
   const provider = identityProviderOver(outbound, {
     issuer: settings.OIDC_ISSUER,
     clientId: settings.OIDC_CLIENT_ID,
@@ -65,16 +72,7 @@ export async function startIdentityService(input: { bus: Bus; sql: Sql; settings
   // Client ID metadata documents (and the OpenID provider's documents, keys and tokens) are fetched through the vault
   // executor unless OUTBOUND_VIA=direct.
   const idp = configuredProvider({ settings, relay });
-  const outbound = serviceOutboundClient({
-    via: settings.OUTBOUND_VIA,
-    options: {
-      allowInsecureHosts: settings.ALLOW_INSECURE_HOSTS,
-      connectTimeoutMs: 3_000,
-      responseTimeoutMs: 5_000,
-      maxResponseBytes: MAX_DOCUMENT_BYTES,
-    },
-    relay,
-  });
+  const outbound = outboundOf({ settings, relay, maxResponseBytes: MAX_DOCUMENT_BYTES });
   const signIns = createSignInStore(sql);
   const deps: IdentityDeps = {
     clients: createClientStore(sql),
