@@ -15,13 +15,14 @@ import { connectDatabase } from ${JSON.stringify(resolve(ROOT, 'libs/db/connect.
 const sql = connectDatabase(process.env.DATABASE_URL, { max: 2 });
 const killer = connectDatabase(process.env.DATABASE_URL, { max: 1 });
 let pid;
+// Its failure is taken at once: the transaction can fail before the killer's own answer arrives.
 const transaction = sql.begin(async (t) => {
   [{ pid }] = await t\`select pg_backend_pid() as pid\`;
   await t\`select pg_sleep(5)\`;
-});
+}).then(() => null, (err) => err);
 while (!pid) await new Promise((r) => setTimeout(r, 10));
 await killer\`select pg_terminate_backend(\${pid})\`;
-const failure = await transaction.then(() => null, (err) => err);
+const failure = await transaction;
 await new Promise((r) => setTimeout(r, 200));
 let answer;
 for (let i = 0; i < 5 && answer === undefined; i++) answer = await sql\`select 1 as one\`.then((rows) => rows[0].one, () => undefined);
