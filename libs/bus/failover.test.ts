@@ -25,6 +25,24 @@ async function resends(reason: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
+/**
+ * A replica that takes one request of `endpoint` and dies with it: it says nothing and its subscription goes. The
+ * list fills with the `header` of each request it took.
+ */
+async function doomedReplica(prefix: string, endpoint: Parameters<typeof subjectOf>[1], header: string) {
+  const doomed = await connect({ servers: natsUrl! });
+  const taken: string[] = [];
+  doomed.subscribe(subjectOf(prefix, endpoint), {
+    queue: 'failtest',
+    callback: (_err, msg) => {
+      taken.push(msg.headers?.get(header) ?? '');
+      void doomed.close();
+    },
+  });
+  await doomed.flush();
+  return taken;
+}
+
 describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
   const open: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {
@@ -54,17 +72,7 @@ describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
 
   it('sends a request again, at once, when the replica that took it dies with it', async () => {
     const prefix = `fo${randomBytes(4).toString('hex')}`;
-    // A replica that takes the request and dies with it: it says nothing and its subscription goes.
-    const doomed = await connect({ servers: natsUrl! });
-    const taken: string[] = [];
-    doomed.subscribe(subjectOf(prefix, work), {
-      queue: 'failtest',
-      callback: (_err, msg) => {
-        taken.push(msg.headers?.get('x-call-id') ?? '');
-        void doomed.close();
-      },
-    });
-    await doomed.flush();
+    const taken = await doomedReplica(prefix, work, 'x-call-id');
     const requester = await bus(prefix);
     const seen: Array<{ resent: boolean }> = [];
     const silentBefore = await resends('silent');
@@ -84,16 +92,7 @@ describe.skipIf(!natsUrl)('requests that outlive a replica (NATS)', () => {
   it("gives a confidential endpoint's call a key of its own, the same on its resend, and no other call one", async () => {
     const prefix = `fo${randomBytes(4).toString('hex')}`;
     const minted = confidential(defineEndpoint('failtest', 'mint', z.object({}), z.object({ key: z.string() })));
-    const doomed = await connect({ servers: natsUrl! });
-    const sentKeys: string[] = [];
-    doomed.subscribe(subjectOf(prefix, minted), {
-      queue: 'failtest',
-      callback: (_err, msg) => {
-        sentKeys.push(msg.headers?.get('x-call-key') ?? '');
-        void doomed.close();
-      },
-    });
-    await doomed.flush();
+    const sentKeys = await doomedReplica(prefix, minted, 'x-call-key');
     const requester = await bus(prefix);
     const answer = requester.request(minted, {});
     await expect.poll(() => sentKeys.length).toBe(1);
