@@ -7,7 +7,14 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { AgentAuthClient } from '@agent-auth/client';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import {
+  ErrorCode,
+  isJSONRPCRequest,
+  type JSONRPCRequest,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { SharedToolServer } from './json-exchange.js';
 import { needsStream } from './json-rpc.js';
 import { createToolServer } from './server.js';
 
@@ -29,6 +36,8 @@ export interface McpExchange {
   allowedHosts?: string[];
   allowedOrigins?: string[];
   pollIntervalMs?: number;
+  /** The process's shared server (json-exchange.ts), for a POST of one tool call answered with JSON. */
+  shared?: SharedToolServer;
 }
 
 /** The body of a JSON-RPC error that answers no request in particular (`id` null), as the SDK writes its own. */
@@ -73,6 +82,62 @@ async function writeAnswer(answer: Response, response: ServerResponse): Promise<
   await pipeline(Readable.fromWeb(answer.body as NodeReadableStream), response).catch(() => {});
 }
 
+/**
+ * The call of a POST the shared server may answer: one tools/call that needs no stream, with the headers the SDK's
+ * transport accepts (Accept, Content-Type, protocol version, Host and Origin, checked as it checks them). Anything
+ * else (an initialize, a batch, a waiting tool, a header it refuses) goes to the SDK's transport, which answers it,
+ * its errors included.
+ */
+export function plainToolCall(exchange: McpExchange): JSONRPCRequest | undefined {
+  const { body, request, allowedHosts, allowedOrigins } = exchange;
+  if (Array.isArray(body) || !isJSONRPCRequest(body) || body.method !== 'tools/call' || needsStream(body)) return;
+  const { accept, host, origin, 'content-type': contentType } = request.headers;
+  if (request.method !== 'POST' || !accept?.includes('application/json') || !accept.includes('text/event-stream'))
+    return;
+  const version = request.headers['mcp-protocol-version'];
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return;
+  if (!isJsonContentType(contentType)) return;
+  if (allowedHosts?.length && !allowedHosts.includes(host ?? '')) return;
+  if (origin && allowedOrigins?.length && !allowedOrigins.includes(origin)) return;
+  return body;
+}
+
+/**
+ * The answer to a call the client cancelled (notifications/cancelled) while its POST is still open: the server sends
+ * none for it, but the POST must be answered; the client ignores it (LSP's RequestCancelled code).
+ */
+const cancelledAnswer = (id: JSONRPCRequest['id']) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: -32800, message: 'Request cancelled by the client' },
+});
+
+/** One tool call served by the process's shared server, its answer written as the SDK's transport writes it. */
+async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, call: JSONRPCRequest): Promise<void> {
+  const { response, signal } = exchange;
+  const open = shared.call(call, {
+    client: exchange.client,
+    baseUrl: exchange.baseUrl,
+    pollIntervalMs: exchange.pollIntervalMs,
+  });
+  const left = () => {
+    if (!response.writableFinished) open.cancel();
+  };
+  response.once('close', left);
+  signal?.addEventListener('abort', open.cancel, { once: true });
+  if (signal?.aborted) open.cancel();
+  try {
+    const answer = await open.answer;
+    if (response.destroyed || response.writableEnded) return;
+    const body = JSON.stringify(answer ?? cancelledAnswer(call.id));
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  } finally {
+    signal?.removeEventListener('abort', open.cancel);
+    response.off('close', left);
+  }
+}
+
 /** Serves one POST of JSON-RPC messages with the tools; resolves once the answer is complete or the client left. */
 export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
   const { request, response, signal } = exchange;
@@ -81,10 +146,10 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
     response.writeHead(400, { 'content-type': 'application/json' });
     return void response.end(jsonRpcErrorBody(ErrorCode.InvalidRequest, 'Invalid Request: an empty batch'));
   }
-  const server = createToolServer(exchange.client, {
-    baseUrl: exchange.baseUrl,
-    pollIntervalMs: exchange.pollIntervalMs,
-  });
+  const call = exchange.shared && plainToolCall(exchange);
+  if (call) return serveSharedCall(exchange, exchange.shared!, call);
+  const caller = { client: exchange.client, baseUrl: exchange.baseUrl, pollIntervalMs: exchange.pollIntervalMs };
+  const server = createToolServer(() => caller);
   // The transport of web Requests and Responses, driven directly: the SDK's Node adapter around it converts both
   // through a general-purpose server layer on every POST, which a JSON answer written at once does not need.
   const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,34 +1,43 @@
 // What the HTTP room reads of a POST's JSON-RPC messages before the SDK serves them: which calls it carries, which
-// earlier calls it cancels, and whether its answer must stream.
-import {
-  isInitializeRequest,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+// earlier calls it cancels, and whether its answer must stream. Read by shape, not validated: the SDK validates
+// what it serves, and a malformed message here only goes untracked (the SDK's guards, zod schemas, cost more than
+// the rest of this reading on every POST).
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** Tools that wait for the holder: their answer streams, so progress and keep-alives reach the client. */
 const WAITING_TOOLS = new Set(['wait_for_approval', 'execute_api_call']);
 
-/** The messages of a POST body: one message or a batch. */
-function messagesOf(body: unknown): unknown[] {
-  return Array.isArray(body) ? body : [body];
+interface MessageShape {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: unknown;
+  params?: { _meta?: { progressToken?: unknown }; name?: unknown; requestId?: unknown };
 }
+
+/** The messages of a POST body: one message or a batch. */
+function messagesOf(body: unknown): MessageShape[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter((m): m is MessageShape => typeof m === 'object' && m !== null && m.jsonrpc === '2.0');
+}
+
+const isRequestId = (id: unknown): id is RequestId => typeof id === 'string' || typeof id === 'number';
+const isRequest = (m: MessageShape) => typeof m.method === 'string' && isRequestId(m.id);
+const isNotification = (m: MessageShape) => typeof m.method === 'string' && !('id' in m);
 
 /** The ids of the requests in a body (the calls this HTTP request answers). */
 export function requestIdsOf(body: unknown): RequestId[] {
   return messagesOf(body)
-    .filter(isJSONRPCRequest)
-    .map((m) => m.id);
+    .filter(isRequest)
+    .map((m) => m.id as RequestId);
 }
 
 /** The request ids that the body's `notifications/cancelled` name: calls the client gave up, made in other POSTs. */
 export function cancelledIdsOf(body: unknown): RequestId[] {
   const ids: RequestId[] = [];
   for (const message of messagesOf(body)) {
-    if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') continue;
-    const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
-    if (typeof requestId === 'string' || typeof requestId === 'number') ids.push(requestId);
+    if (!isNotification(message) || message.method !== 'notifications/cancelled') continue;
+    const requestId = message.params?.requestId;
+    if (isRequestId(requestId)) ids.push(requestId);
   }
   return ids;
 }
@@ -39,8 +48,8 @@ export function cancelledIdsOf(body: unknown): RequestId[] {
  */
 export function needsStream(body: unknown): boolean {
   return messagesOf(body).some((message) => {
-    if (!isJSONRPCRequest(message)) return false;
-    const params = message.params as { _meta?: { progressToken?: unknown }; name?: unknown } | undefined;
+    if (!isRequest(message)) return false;
+    const params = message.params;
     if (params?._meta?.progressToken !== undefined) return true;
     return message.method === 'tools/call' && typeof params?.name === 'string' && WAITING_TOOLS.has(params.name);
   });
@@ -48,5 +57,5 @@ export function needsStream(body: unknown): boolean {
 
 /** Whether the body opens a session (an `initialize` request). */
 export function isInitialization(body: unknown): boolean {
-  return messagesOf(body).some(isInitializeRequest);
+  return messagesOf(body).some((m) => isRequest(m) && m.method === 'initialize');
 }

@@ -1,7 +1,7 @@
 import { AgentAuthClient } from '@agent-auth/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { registerTools } from './tools.js';
+import { type CallerOf, registerTools } from './tools.js';
 
 export interface ServerOptions {
   apiKey: string;
@@ -22,11 +22,11 @@ const sharedValidator = () => {
   return validator;
 };
 
-/** The MCP server with the agent-auth tools acting through a given client (stdio: over HTTP; the gateway: in process). */
-export function createToolServer(
-  client: AgentAuthClient,
-  options: { baseUrl: string; pollIntervalMs?: number },
-): McpServer {
+/**
+ * The MCP server with the agent-auth tools acting for the call's caller: one fixed client (stdio: over HTTP; a
+ * request of the gateway's: in process), or each call's own on a server shared by callers.
+ */
+export function createToolServer(callerOf: CallerOf): McpServer {
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION },
     {
@@ -37,12 +37,13 @@ export function createToolServer(
         'Ask a human for approval before consequential actions (payments, messages, legal, data, public posts, infrastructure): request_approval, then wait_for_approval; proceed only when approved.',
     },
   );
-  registerTools(server, client, { baseUrl: options.baseUrl, pollIntervalMs: options.pollIntervalMs });
+  registerTools(server, callerOf);
   return server;
 }
 
 /** Builds the MCP server with the agent-auth tools; connect it to a transport to serve. */
 export function createServer(options: ServerOptions): McpServer {
   const client = new AgentAuthClient({ apiKey: options.apiKey, baseUrl: options.baseUrl });
-  return createToolServer(client, { baseUrl: options.baseUrl, pollIntervalMs: options.pollIntervalMs });
+  const caller = { client, baseUrl: options.baseUrl, pollIntervalMs: options.pollIntervalMs };
+  return createToolServer(() => caller);
 }

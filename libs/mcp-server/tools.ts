@@ -206,13 +206,24 @@ const EXECUTE_API_CALL_INPUT = z.object({
   timeout_seconds: waitSeconds,
 });
 
+/** Whom a tool call acts for: the client it calls the service through, and the service's public base URL. */
+export interface ToolCaller {
+  client: AgentAuthClient;
+  /** The service's public base URL, ending in /api/v1 (for the approval links). */
+  baseUrl: string;
+  /** Poll interval of the waiting tools against a service without held waits; 2000 ms by default. */
+  pollIntervalMs?: number;
+}
+
+/**
+ * The caller of a tool call: always the same one for a server made for one caller (stdio, one HTTP request), the
+ * call's own for the server that every caller of a process shares (json-exchange.ts).
+ */
+export type CallerOf = (extra: Extra) => ToolCaller;
+
 /** Registers the agent-auth tools (the seven of the API plus cancel_approval) on an MCP server. */
-export function registerTools(
-  server: McpServer,
-  client: AgentAuthClient,
-  options: { baseUrl: string; pollIntervalMs?: number },
-): void {
-  const intervalMs = options.pollIntervalMs ?? 2000;
+export function registerTools(server: McpServer, callerOf: CallerOf): void {
+  const intervalOf = (caller: ToolCaller) => caller.pollIntervalMs ?? 2000;
 
   server.registerTool(
     'request_approval',
@@ -227,10 +238,11 @@ export function registerTools(
       outputSchema: RequestApprovalOutput,
       inputSchema: REQUEST_APPROVAL_INPUT,
     },
-    (args) =>
+    (args, extra) =>
       guarded(async () => {
+        const { client, baseUrl } = callerOf(extra);
         const action = await client.requestAction(args);
-        const link = approvalUrl(options.baseUrl, action.id);
+        const link = approvalUrl(baseUrl, action.id);
         const summary = action.status === 'pending' ? `${advice(action)} The human answers at ${link}` : advice(action);
         return ok(summary, { ...action, approval_url: link });
       }),
@@ -245,9 +257,9 @@ export function registerTools(
       inputSchema: CHECK_APPROVAL_INPUT,
       outputSchema: ActionOutput,
     },
-    ({ request_id }) =>
+    ({ request_id }, extra) =>
       guarded(async () => {
-        const action = await client.getStatus(request_id);
+        const action = await callerOf(extra).client.getStatus(request_id);
         return ok(advice(action), action);
       }),
   );
@@ -263,9 +275,9 @@ export function registerTools(
       outputSchema: ActionOutput,
       annotations: { destructiveHint: false, idempotentHint: true },
     },
-    ({ request_id }) =>
+    ({ request_id }, extra) =>
       guarded(async () => {
-        const action = await client.cancelAction(request_id);
+        const action = await callerOf(extra).client.cancelAction(request_id);
         return ok(advice(action), action);
       }),
   );
@@ -283,7 +295,8 @@ export function registerTools(
     },
     ({ request_id, timeout_seconds }, extra) =>
       guarded(async () => {
-        const action = await waitBounded(client, request_id, timeout_seconds, intervalMs, extra);
+        const caller = callerOf(extra);
+        const action = await waitBounded(caller.client, request_id, timeout_seconds, intervalOf(caller), extra);
         return ok(advice(action), action);
       }),
   );
@@ -297,9 +310,9 @@ export function registerTools(
       inputSchema: GET_APPROVAL_HISTORY_INPUT,
       outputSchema: HistoryOutput,
     },
-    (args) =>
+    (args, extra) =>
       guarded(async () => {
-        const actions = await client.getHistory(args);
+        const actions = await callerOf(extra).client.getHistory(args);
         return ok(`${actions.length} request(s), newest first.`, actions, { actions });
       }),
   );
@@ -313,9 +326,9 @@ export function registerTools(
       inputSchema: GET_SPENDING_SUMMARY_INPUT,
       outputSchema: SpendingSummaryOutput,
     },
-    () =>
+    (_args, extra) =>
       guarded(async () => {
-        const summary = await client.getSpendingSummary();
+        const summary = await callerOf(extra).client.getSpendingSummary();
         return ok(`${summary.summaries.length} spending limit(s) apply.`, summary);
       }),
   );
@@ -329,9 +342,9 @@ export function registerTools(
       inputSchema: LIST_VAULT_SERVICES_INPUT,
       outputSchema: VaultServicesOutput,
     },
-    () =>
+    (_args, extra) =>
       guarded(async () => {
-        const services = await client.listVaultServices();
+        const services = await callerOf(extra).client.listVaultServices();
         return ok(`${services.length} vault service(s).`, services, { services });
       }),
   );
@@ -349,10 +362,12 @@ export function registerTools(
     (args, extra) =>
       guarded(async () => {
         const { request_id, timeout_seconds, ...call } = args;
+        const caller = callerOf(extra);
+        const { client } = caller;
         const created = request_id ? await client.getStatus(request_id) : await client.requestApiCall(call);
         const action = FINAL_STATUSES.includes(created.status)
           ? created
-          : await waitBounded(client, created.id, timeout_seconds, intervalMs, extra);
+          : await waitBounded(client, created.id, timeout_seconds, intervalOf(caller), extra);
         if (action.status !== 'approved')
           return ok(`${advice(action)} The API call was not made.`, { request_id: action.id, executed: false, action });
         const response = await client.executeApproved(action.id, { signal: extra.signal });

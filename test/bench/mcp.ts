@@ -4,6 +4,7 @@
 // call within 1.5x of the create). An auto_approve rule answers both at once, so each is one create and nothing waits.
 // On the all-in-one process and on one process per service over NATS.
 import { apiClient } from '../harness/http.js';
+import { cpuProbe, printCpuPerRequest, processGroups } from './cpu.js';
 import { type Stack, startStack, type StackMode } from '../harness/stack.js';
 import { type BenchCase, type Figures, out, table, withDatabase, type Infra } from './load.js';
 import { pacedClient } from './paced-client.js';
@@ -77,17 +78,37 @@ async function closedLoop(origin: string, apiKey: string, side: Side, concurrenc
   return { latencies, failed };
 }
 
+interface Turns {
+  origin: string;
+  apiKey: string;
+  label: string;
+  /** CPU time of the stack's processes and of Postgres, counted per slice. */
+  cpu: ReturnType<typeof cpuProbe>;
+}
+
 /** The two sides in turns (A B, B A, …) at one concurrency, after a warm-up slice of each. */
-async function inTurns(origin: string, apiKey: string, label: string, concurrency: number): Promise<Figures[]> {
+async function inTurns(turns: Turns, concurrency: number): Promise<Figures[]> {
+  const { origin, apiKey, label, cpu } = turns;
   for (const side of SIDES) await closedLoop(origin, apiKey, side, concurrency, 1);
-  const pooled = SIDES.map(() => ({ latencies: [] as number[], failed: 0, seconds: 0 }));
+  const pooled = SIDES.map(() => ({
+    latencies: [] as number[],
+    failed: 0,
+    seconds: 0,
+    cpu: new Map<string, number>(),
+  }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      cpu.start();
       const run = await closedLoop(origin, apiKey, SIDES[i]!, concurrency, SLICE_SECONDS);
+      for (const [name, ms] of cpu.stop()) pooled[i]!.cpu.set(name, (pooled[i]!.cpu.get(name) ?? 0) + ms);
       pooled[i]!.latencies.push(...run.latencies);
       pooled[i]!.failed += run.failed;
       pooled[i]!.seconds += SLICE_SECONDS;
     }
+  }
+  for (const [i, side] of SIDES.entries()) {
+    const { cpu: used, latencies } = pooled[i]!;
+    printCpuPerRequest(`${label}, ${concurrency} at a time, ${side.label}`, used, latencies.length);
   }
   return SIDES.map((side, i) => {
     const samples = Float64Array.from(pooled[i]!.latencies).sort();
@@ -149,7 +170,8 @@ async function onStack(infra: Infra, mode: StackMode, label: string, databaseUrl
     const origin = new URL(stack.baseUrl).origin;
     await checkAnsweredAtOnce(origin, account.api_key);
     const measured: Figures[][] = [];
-    for (const concurrency of CONCURRENCY) measured.push(await inTurns(origin, account.api_key, label, concurrency));
+    const turns = { origin, apiKey: account.api_key, label, cpu: cpuProbe(processGroups(stack, databaseUrl)) };
+    for (const concurrency of CONCURRENCY) measured.push(await inTurns(turns, concurrency));
     return measured;
   } finally {
     await stack.stop();

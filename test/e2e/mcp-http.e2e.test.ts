@@ -151,6 +151,33 @@ for (const { mode, skip } of modes) {
       expect(text(badCurrency)).toMatch(/400 \(ValidationError\): currency: is not an ISO 4217/);
     });
 
+    it('answers callers at once under their own ids, each as its own agent, however their ids collide', async () => {
+      const other = await api.newAccount();
+      const call = (title: string) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'request_approval', arguments: { action_type: 'data_access', title } },
+        });
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const apiKey = i % 2 ? other.api_key : acct.api_key;
+          const headers = { authorization: `Bearer ${apiKey}`, 'mcp-protocol-version': '2025-06-18' };
+          const res = await post(agentOrigin, call(`call ${i}`), headers);
+          return { i, status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as any };
+        }),
+      );
+      for (const { i, status, type, body } of answers) {
+        expect({ i, status, type, id: body.id }).toEqual({ i, status: 200, type: 'application/json', id: 1 });
+        expect(body.result.structuredContent).toMatchObject({
+          title: `call ${i}`,
+          agent_id: i % 2 ? other.agent_id : acct.agent_id,
+          approval_url: expect.stringContaining(`/app/#/requests/${body.result.structuredContent.id}`),
+        });
+      }
+    });
+
     it('execute_api_call runs the approved call with the vault credential injected', async () => {
       const secret = 'mcp-http-secret-0123456789abcdef';
       const upstream = await startUpstream({

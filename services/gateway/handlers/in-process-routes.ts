@@ -3,6 +3,7 @@ import type { AgentPrincipal } from '@agent-auth/contracts';
 import { errors } from '@agent-auth/errors';
 import { EncodedJson } from '@agent-auth/bus';
 import { parseJsonBody, RETRY_AFTER_SECONDS, toHttpError } from './http-errors.js';
+import { InProcessResponse } from './in-process-response.js';
 import type { InProcessAnswered } from './observability.js';
 import { type InProcessRoute, NO_CONTENT } from './route.js';
 
@@ -116,9 +117,9 @@ export function createInProcessRoutes(
       request: undefined,
       headers: call.headers,
     });
-    if (result === NO_CONTENT) return new Response(null, { status: 204 });
+    if (result === NO_CONTENT) return new InProcessResponse(null, 204, {}).asResponse();
     const body = result instanceof EncodedJson ? result.bytes : JSON.stringify(result);
-    return new Response(body, { status: 200, headers });
+    return new InProcessResponse(body, 200, headers).asResponse();
   }
 
   /** The answer the API gives, as a fetch Response: an error the way the error handler writes it. */
@@ -127,7 +128,7 @@ export function createInProcessRoutes(
     if (mapped.status >= 500) options.log.error({ reqId: call.requestId, err }, 'in-process request failed');
     const headers: Record<string, string> = { ...JSON_HEADERS };
     if (mapped.status === 503 || mapped.status === 504) headers['retry-after'] = RETRY_AFTER_SECONDS;
-    return new Response(JSON.stringify(mapped.toBody()), { status: mapped.status, headers });
+    return new InProcessResponse(JSON.stringify(mapped.toBody()), mapped.status, headers).asResponse();
   }
 
   return {

@@ -5,6 +5,8 @@ import { errors, isAppError } from '@agent-auth/errors';
 import {
   answerParseError,
   cancelledIdsOf,
+  createSharedToolServer,
+  type SharedToolServer,
   isInitialization,
   jsonRpcErrorBody,
   requestIdsOf,
@@ -124,7 +126,12 @@ function parseBody(text: unknown): { ok: true; value: unknown } | { ok: false } 
 }
 
 /** One POST of JSON-RPC messages: cancellations passed on, the calls served by the tools as the caller's agent. */
-async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function servePost(
+  deps: McpRouteDeps,
+  shared: SharedToolServer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   const agent = await admit(deps, request, reply);
   // The transport writes the answer itself: the headers set so far (the rate limit's) go on the raw response.
   const headers = { ...reply.getHeaders(), ...CORS_HEADERS, 'x-request-id': request.id };
@@ -147,6 +154,7 @@ async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: Fas
       client,
       baseUrl: `${origin}${deps.apiPrefix}`,
       signal: tracked.signal,
+      shared,
       ...rebindingGuard(deps, request, origin),
     });
   } finally {
@@ -161,12 +169,14 @@ async function servePost(deps: McpRouteDeps, request: FastifyRequest, reply: Fas
  * is not JSON gets the JSON-RPC parse error rather than the API's error shape.
  */
 export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
+  const shared = await createSharedToolServer();
+  app.addHook('onClose', () => shared.close());
   await app.register(async (mcp) => {
     mcp.removeAllContentTypeParsers();
     mcp.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) =>
       done(null, body),
     );
-    mcp.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, (request, reply) => servePost(deps, request, reply));
+    mcp.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, (request, reply) => servePost(deps, shared, request, reply));
     mcp.route({
       method: ['GET', 'DELETE'],
       url: '/mcp',
