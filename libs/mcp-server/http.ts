@@ -1,6 +1,6 @@
 // The tools over Streamable HTTP, stateless: every POST gets a server and a transport of its own, so no session lives
 // in a process and any replica can answer any request. A call that waits for the holder stops when its HTTP
-// connection closes or when `signal` aborts (the client's notifications/cancelled, which may reach another replica).
+// connection closes or when its `cancellation` says so (the client's notifications/cancelled, which may reach another replica).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,14 +8,9 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { AgentAuthClient } from '@agent-auth/client';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import {
-  ErrorCode,
-  isJSONRPCRequest,
-  type JSONRPCRequest,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { SharedToolServer } from './json-exchange.js';
-import { needsStream } from './json-rpc.js';
+import { isPlainToolCall, needsStream } from './json-rpc.js';
 import { createToolServer } from './server.js';
 
 export interface McpExchange {
@@ -27,8 +22,8 @@ export interface McpExchange {
   client: AgentAuthClient;
   /** The API's public base URL (ending in /api/v1), for the approval links the tools give. */
   baseUrl: string;
-  /** Aborts the calls of this request (the client cancelled them). */
-  signal?: AbortSignal;
+  /** Tells when the client cancelled the calls of this request. */
+  cancellation?: Cancellation;
   /**
    * DNS rebinding protection (the transport's own): the Host names the service answers to, when it knows them, and
    * the browser origins allowed to call it; a request naming another is refused (403).
@@ -38,6 +33,16 @@ export interface McpExchange {
   pollIntervalMs?: number;
   /** The process's shared server (json-exchange.ts), for a POST of one tool call answered with JSON. */
   shared?: SharedToolServer;
+}
+
+/**
+ * How a POST's calls hear that the client cancelled them: its notifications/cancelled come in POSTs of their own,
+ * which may reach another replica.
+ */
+export interface Cancellation {
+  readonly cancelled: boolean;
+  /** Calls `listener` once the calls are cancelled; answers what stops listening. */
+  onCancel(listener: () => void): () => void;
 }
 
 /** The body of a JSON-RPC error that answers no request in particular (`id` null), as the SDK writes its own. */
@@ -90,7 +95,7 @@ async function writeAnswer(answer: Response, response: ServerResponse): Promise<
  */
 export function plainToolCall(exchange: McpExchange): JSONRPCRequest | undefined {
   const { body, request, allowedHosts, allowedOrigins } = exchange;
-  if (Array.isArray(body) || !isJSONRPCRequest(body) || body.method !== 'tools/call' || needsStream(body)) return;
+  if (!isPlainToolCall(body) || needsStream(body)) return;
   const { accept, host, origin, 'content-type': contentType } = request.headers;
   if (request.method !== 'POST' || !accept?.includes('application/json') || !accept.includes('text/event-stream'))
     return;
@@ -114,7 +119,7 @@ const cancelledAnswer = (id: JSONRPCRequest['id']) => ({
 
 /** One tool call served by the process's shared server, its answer written as the SDK's transport writes it. */
 async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, call: JSONRPCRequest): Promise<void> {
-  const { response, signal } = exchange;
+  const { response, cancellation } = exchange;
   const open = shared.call(call, {
     client: exchange.client,
     baseUrl: exchange.baseUrl,
@@ -124,8 +129,8 @@ async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, 
     if (!response.writableFinished) open.cancel();
   };
   response.once('close', left);
-  signal?.addEventListener('abort', open.cancel, { once: true });
-  if (signal?.aborted) open.cancel();
+  const unlisten = cancellation?.onCancel(open.cancel);
+  if (cancellation?.cancelled) open.cancel();
   try {
     const answer = await open.answer;
     if (response.destroyed || response.writableEnded) return;
@@ -133,14 +138,14 @@ async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, 
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     response.end(body);
   } finally {
-    signal?.removeEventListener('abort', open.cancel);
+    unlisten?.();
     response.off('close', left);
   }
 }
 
 /** Serves one POST of JSON-RPC messages with the tools; resolves once the answer is complete or the client left. */
 export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
-  const { request, response, signal } = exchange;
+  const { request, response, cancellation } = exchange;
   // JSON-RPC 2.0: an empty batch is an invalid request (the SDK would take it as "nothing to answer").
   if (Array.isArray(exchange.body) && exchange.body.length === 0) {
     response.writeHead(400, { 'content-type': 'application/json' });
@@ -166,12 +171,12 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
   response.once('close', () => {
     if (!response.writableFinished) stop();
   });
-  signal?.addEventListener('abort', stop, { once: true });
+  const unlisten = cancellation?.onCancel(stop);
   try {
     await server.connect(transport);
-    if (signal?.aborted) return stop();
+    if (cancellation?.cancelled) return stop();
     await writeAnswer(await transport.handleRequest(webRequestOf(request), { parsedBody: exchange.body }), response);
   } finally {
-    signal?.removeEventListener('abort', stop);
+    unlisten?.();
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cancelledIdsOf, needsStream, requestIdsOf } from './json-rpc.js';
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { cancelledIdsOf, isPlainToolCall, needsStream, requestIdsOf } from './json-rpc.js';
 
 const call = (id: number | string, name: string, meta?: Record<string, unknown>) => ({
   jsonrpc: '2.0',
@@ -34,5 +35,32 @@ describe('the JSON-RPC messages of a POST', () => {
     expect(needsStream(call(1, 'request_approval'))).toBe(false);
     expect(needsStream({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).toBe(false);
     expect(needsStream([cancelled(1)])).toBe(false);
+  });
+
+  it("takes as a plain tool call only what the SDK's own guard takes as a request, and nothing with _meta", () => {
+    const plain = [
+      call(1, 'request_approval'),
+      call('a-1', 'check_approval'),
+      { jsonrpc: '2.0', id: 0, method: 'tools/call' },
+    ];
+    for (const body of plain) {
+      expect(isPlainToolCall(body)).toBe(true);
+      expect(isJSONRPCRequest(body)).toBe(true);
+    }
+    const refused = [
+      [call(1, 'x')],
+      { ...call(1, 'x'), extra: true },
+      { ...call(1.5, 'x') },
+      { ...call(1, 'x'), id: null },
+      { ...call(1, 'x'), jsonrpc: '1.0' },
+      { ...call(1, 'x'), method: 'tools/list' },
+      { ...call(1, 'x'), params: 'a' },
+      { ...call(1, 'x'), params: [1] },
+      call(1, 'x', { progressToken: 'p' }),
+      call(1, 'x', {}),
+      null,
+      'tools/call',
+    ];
+    for (const body of refused) expect(isPlainToolCall(body)).toBe(false);
   });
 });

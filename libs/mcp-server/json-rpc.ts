@@ -2,7 +2,7 @@
 // earlier calls it cancels, and whether its answer must stream. Read by shape, not validated: the SDK validates
 // what it serves, and a malformed message here only goes untracked (the SDK's guards, zod schemas, cost more than
 // the rest of this reading on every POST).
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** Tools that wait for the holder: their answer streams, so progress and keep-alives reach the client. */
 const WAITING_TOOLS = new Set(['wait_for_approval', 'execute_api_call']);
@@ -58,4 +58,23 @@ export function needsStream(body: unknown): boolean {
 /** Whether the body opens a session (an `initialize` request). */
 export function isInitialization(body: unknown): boolean {
   return messagesOf(body).some((m) => isRequest(m) && m.method === 'initialize');
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+const TOOL_CALL_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * Whether the body is one tools/call the SDK's server surely takes as a request, without `_meta`: stricter than its
+ * own schema (no other key, an integer or string id, params an object), so that what passes here the server never
+ * refuses as an unknown message (it would then answer nothing). Read by shape: the SDK's guard, a zod schema, cost
+ * as much as the rest of the POST's reading.
+ */
+export function isPlainToolCall(body: unknown): body is JSONRPCRequest {
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return false;
+  const { id, params } = body;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) return false;
+  if (params !== undefined && (!isPlainObject(params) || '_meta' in params)) return false;
+  for (const key in body) if (!TOOL_CALL_KEYS.has(key)) return false;
+  return true;
 }

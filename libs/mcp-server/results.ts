@@ -4,8 +4,10 @@ import { AgentAuthError, WaitTimeoutError } from '@agent-auth/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * A successful tool result: the data as pretty JSON behind a one-line summary for the model, and the same data as
- * `structuredContent` (an object, as the tool's output schema describes) for clients that read it.
+ * A successful tool result: the data as JSON behind a one-line summary for the model, and the same data as
+ * `structuredContent` (an object, as the tool's output schema describes) for clients that read it. The JSON is
+ * compact: the model reads it as well without indentation, which spent a third more of its tokens (and of the
+ * server's time on every call) on spaces.
  */
 export function ok(
   summary: string,
@@ -13,7 +15,7 @@ export function ok(
   structured: Record<string, unknown> = data as Record<string, unknown>,
 ): CallToolResult {
   return {
-    content: [{ type: 'text', text: `${summary}\n${JSON.stringify(data, null, 2)}` }],
+    content: [{ type: 'text', text: `${summary}\n${JSON.stringify(data)}` }],
     structuredContent: structured,
   };
 }

@@ -43,6 +43,21 @@ function plainHeaders(init: RequestInit | undefined): Record<string, string> {
   return headers;
 }
 
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The path and query of a call: the client's URLs (the in-process base URL and a path its methods encoded) are
+ * split as they are, without a URL parsed per call; anything else is parsed.
+ */
+function urlOf(input: string | URL | Request): { pathname: string; search: string; searchParams: URLSearchParams } {
+  if (typeof input === 'string' && input.startsWith(`${IN_PROCESS_ORIGIN}/`)) {
+    const rest = input.slice(IN_PROCESS_ORIGIN.length);
+    const mark = rest.indexOf('?');
+    if (mark < 0 && !rest.includes('#')) return { pathname: rest, search: '', searchParams: NO_QUERY };
+  }
+  return new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+}
+
 /**
  * The gateway's own API called from inside the process, for the MCP tools: an AgentAuthClient whose `fetch` hands
  * each request to the agent's route in process (in-process-routes.ts), or to the app (fastify's inject, no socket)
@@ -56,7 +71,11 @@ export function createInProcessApi(app: FastifyInstance, options: { prefix: stri
   const secret = randomBytes(24).toString('base64url');
   let issued = 0;
 
-  const inject = async (requestId: string, url: URL, init: RequestInit | undefined) => {
+  const inject = async (
+    requestId: string,
+    url: { pathname: string; search: string },
+    init: RequestInit | undefined,
+  ) => {
     const res = await app.inject({
       method: (init?.method ?? 'GET') as InjectOptions['method'],
       url: url.pathname + url.search,
@@ -70,7 +89,7 @@ export function createInProcessApi(app: FastifyInstance, options: { prefix: stri
 
   const fetchAs = (agent: AgentPrincipal, requestId: string): typeof fetch =>
     (async (input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      const url = urlOf(input);
       const direct = await options.routes.serve({
         method: init?.method ?? 'GET',
         path: url.pathname,

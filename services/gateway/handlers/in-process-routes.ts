@@ -50,6 +50,7 @@ function paramsOf(segments: string[], path: string[]): Record<string, string> | 
 /** The query as fastify's parser gives it: a value per name, an array for a name given more than once. */
 function queryOf(search: URLSearchParams): Record<string, string | string[]> {
   const query: Record<string, string | string[]> = {};
+  if (search.size === 0) return query;
   for (const name of new Set(search.keys())) {
     const values = search.getAll(name);
     query[name] = values.length === 1 ? values[0]! : values;

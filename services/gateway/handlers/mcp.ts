@@ -42,6 +42,8 @@ const CORS_HEADERS = {
   'access-control-expose-headers': 'www-authenticate, mcp-session-id, mcp-protocol-version, x-request-id',
 };
 
+const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+
 /** An Mcp-Session-Id the client echoes back: visible ASCII (as the transport's specification says), bounded. */
 const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -66,9 +68,20 @@ function rebindingGuard(deps: McpRouteDeps, request: FastifyRequest, origin: str
   const host = request.headers.host;
   const direct = host !== undefined && ADDRESS_HOST.test(host) ? [host] : [];
   return {
-    allowedHosts: deps.publicBaseUrl ? [new URL(deps.publicBaseUrl).host, ...direct] : undefined,
+    allowedHosts: deps.publicBaseUrl ? [publicHostOf(deps.publicBaseUrl), ...direct] : undefined,
     allowedOrigins: deps.allowedOrigins.includes('*') ? undefined : [origin, ...deps.allowedOrigins],
   };
+}
+
+const publicHosts = new Map<string, string>();
+/** The host of PUBLIC_BASE_URL, parsed once rather than on every request. */
+function publicHostOf(publicBaseUrl: string): string {
+  let host = publicHosts.get(publicBaseUrl);
+  if (host === undefined) {
+    host = new URL(publicBaseUrl).host;
+    publicHosts.set(publicBaseUrl, host);
+  }
+  return host;
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
@@ -134,13 +147,15 @@ async function servePost(
 ): Promise<void> {
   const agent = await admit(deps, request, reply);
   // The transport writes the answer itself: the headers set so far (the rate limit's) go on the raw response.
-  const headers = { ...reply.getHeaders(), ...CORS_HEADERS, 'x-request-id': request.id };
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) reply.raw.setHeader(name, value);
+  const raw = reply.raw;
+  if (deps.limiter) for (const [name, value] of Object.entries(reply.getHeaders())) raw.setHeader(name, value!);
+  for (const [name, value] of CORS_ENTRIES) raw.setHeader(name, value);
+  raw.setHeader('x-request-id', request.id);
   reply.hijack();
   const body = parseBody(request.body);
-  if (!body.ok) return answerParseError(reply.raw);
+  if (!body.ok) return answerParseError(raw);
   const session = isInitialization(body.value) ? `mcps_${randomUUID()}` : sessionOf(request);
-  if (session) reply.raw.setHeader('mcp-session-id', session);
+  if (session) raw.setHeader('mcp-session-id', session);
   const caller = { agent_id: agent.agent_id, session_id: session };
   deps.calls.cancel(caller, cancelledIdsOf(body.value));
   const tracked = deps.calls.track(caller, requestIdsOf(body.value));
@@ -149,11 +164,11 @@ async function servePost(
   try {
     await serveMcpExchange({
       request: request.raw,
-      response: reply.raw,
+      response: raw,
       body: body.value,
       client,
       baseUrl: `${origin}${deps.apiPrefix}`,
-      signal: tracked.signal,
+      cancellation: tracked,
       shared,
       ...rebindingGuard(deps, request, origin),
     });

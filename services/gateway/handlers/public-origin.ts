@@ -1,12 +1,23 @@
 import type { FastifyRequest } from 'fastify';
 
+const origins = new Map<string, string>();
+/** The origin of PUBLIC_BASE_URL, parsed once rather than on every request. */
+function originOf(publicBaseUrl: string): string {
+  let origin = origins.get(publicBaseUrl);
+  if (origin === undefined) {
+    origin = new URL(publicBaseUrl).origin;
+    origins.set(publicBaseUrl, origin);
+  }
+  return origin;
+}
+
 /**
  * The origin clients reach the service at: PUBLIC_BASE_URL's when it is set (behind a proxy or load balancer, and
  * the same on every replica), else the scheme and host the request came in on. The MCP resource (`<origin>/mcp`)
  * and the OAuth issuer are named by it.
  */
 export function publicOriginOf(request: FastifyRequest, publicBaseUrl: string | undefined): string {
-  if (publicBaseUrl) return new URL(publicBaseUrl).origin;
+  if (publicBaseUrl) return originOf(publicBaseUrl);
   return `${request.protocol}://${request.host}`.toLowerCase();
 }
 
