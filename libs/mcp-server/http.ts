@@ -10,7 +10,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { ErrorCode, type JSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { SharedToolServer } from './json-exchange.js';
-import { isPlainToolCall, needsStream } from './json-rpc.js';
+import { isPlainToolCall, needsStream, requestIdsOf } from './json-rpc.js';
 import { createToolServer } from './server.js';
 
 export interface McpExchange {
@@ -143,16 +143,22 @@ async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, 
   }
 }
 
-/** Serves one POST of JSON-RPC messages with the tools; resolves once the answer is complete or the client left. */
-export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
+/** What a POST whose calls were cancelled before the SDK's JSON answer came gets: the cancelled error of each. */
+function answerCancelled(response: ServerResponse, body: unknown): void {
+  if (response.destroyed || response.headersSent) return;
+  const answers = requestIdsOf(body).map(cancelledAnswer);
+  const text = JSON.stringify(Array.isArray(body) ? answers : answers[0]);
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+/**
+ * Serves a POST with a server and the SDK's transport of its own. Closing the server aborts its handlers' signals: a
+ * held wait behind a tool ends at once, and a stream ends. A JSON answer the SDK would then never give (it drops a
+ * cancelled call's answer) is given here, so the POST always ends.
+ */
+async function serveWithOwnServer(exchange: McpExchange): Promise<void> {
   const { request, response, cancellation } = exchange;
-  // JSON-RPC 2.0: an empty batch is an invalid request (the SDK would take it as "nothing to answer").
-  if (Array.isArray(exchange.body) && exchange.body.length === 0) {
-    response.writeHead(400, { 'content-type': 'application/json' });
-    return void response.end(jsonRpcErrorBody(ErrorCode.InvalidRequest, 'Invalid Request: an empty batch'));
-  }
-  const call = exchange.shared && plainToolCall(exchange);
-  if (call) return serveSharedCall(exchange, exchange.shared!, call);
   const caller = { client: exchange.client, baseUrl: exchange.baseUrl, pollIntervalMs: exchange.pollIntervalMs };
   const server = createToolServer(() => caller);
   // The transport of web Requests and Responses, driven directly: the SDK's Node adapter around it converts both
@@ -164,19 +170,41 @@ export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
     allowedHosts: exchange.allowedHosts,
     allowedOrigins: exchange.allowedOrigins,
   });
-  // Closing the server aborts its handlers' signals: a held wait behind a tool ends at once. A response complete
-  // before it closes has no handler left to stop: the server is simply let go (closing it would build an error for
-  // the calls it no longer has, on every request).
-  const stop = () => void server.close().catch(() => {});
+  let stopped!: () => void;
+  const stopping = new Promise<undefined>((resolve) => {
+    stopped = () => resolve(undefined);
+  });
+  // A response complete before the server closes has no handler left to stop: the server is simply let go (closing
+  // it would build an error for the calls it no longer has, on every request).
+  const stop = () => {
+    void server.close().catch(() => {});
+    stopped();
+  };
   response.once('close', () => {
     if (!response.writableFinished) stop();
   });
   const unlisten = cancellation?.onCancel(stop);
   try {
     await server.connect(transport);
-    if (cancellation?.cancelled) return stop();
-    await writeAnswer(await transport.handleRequest(webRequestOf(request), { parsedBody: exchange.body }), response);
+    if (cancellation?.cancelled) stop();
+    const answering = transport.handleRequest(webRequestOf(request), { parsedBody: exchange.body });
+    const answer = await Promise.race([answering, stopping]);
+    if (answer) await writeAnswer(answer, response);
+    else answerCancelled(response, exchange.body);
   } finally {
     unlisten?.();
   }
+}
+
+/** Serves one POST of JSON-RPC messages with the tools; resolves once the answer is complete or the client left. */
+export async function serveMcpExchange(exchange: McpExchange): Promise<void> {
+  const { response } = exchange;
+  // JSON-RPC 2.0: an empty batch is an invalid request (the SDK would take it as "nothing to answer").
+  if (Array.isArray(exchange.body) && exchange.body.length === 0) {
+    response.writeHead(400, { 'content-type': 'application/json' });
+    return void response.end(jsonRpcErrorBody(ErrorCode.InvalidRequest, 'Invalid Request: an empty batch'));
+  }
+  const call = exchange.shared && plainToolCall(exchange);
+  if (call) return serveSharedCall(exchange, exchange.shared!, call);
+  return serveWithOwnServer(exchange);
 }

@@ -241,7 +241,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     (args, extra) =>
       guarded(async () => {
         const { client, baseUrl } = callerOf(extra);
-        const action = await client.requestAction(args);
+        const action = await client.requestAction(args, { signal: extra.signal });
         const link = approvalUrl(baseUrl, action.id);
         const summary = action.status === 'pending' ? `${advice(action)} The human answers at ${link}` : advice(action);
         return ok(summary, { ...action, approval_url: link });
@@ -259,7 +259,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     },
     ({ request_id }, extra) =>
       guarded(async () => {
-        const action = await callerOf(extra).client.getStatus(request_id);
+        const action = await callerOf(extra).client.getStatus(request_id, { signal: extra.signal });
         return ok(advice(action), action);
       }),
   );
@@ -277,7 +277,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     },
     ({ request_id }, extra) =>
       guarded(async () => {
-        const action = await callerOf(extra).client.cancelAction(request_id);
+        const action = await callerOf(extra).client.cancelAction(request_id, { signal: extra.signal });
         return ok(advice(action), action);
       }),
   );
@@ -312,7 +312,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     },
     (args, extra) =>
       guarded(async () => {
-        const actions = await callerOf(extra).client.getHistory(args);
+        const actions = await callerOf(extra).client.getHistory(args, { signal: extra.signal });
         return ok(`${actions.length} request(s), newest first.`, actions, { actions });
       }),
   );
@@ -328,7 +328,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     },
     (_args, extra) =>
       guarded(async () => {
-        const summary = await callerOf(extra).client.getSpendingSummary();
+        const summary = await callerOf(extra).client.getSpendingSummary({ signal: extra.signal });
         return ok(`${summary.summaries.length} spending limit(s) apply.`, summary);
       }),
   );
@@ -344,7 +344,7 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
     },
     (_args, extra) =>
       guarded(async () => {
-        const services = await callerOf(extra).client.listVaultServices();
+        const services = await callerOf(extra).client.listVaultServices({ signal: extra.signal });
         return ok(`${services.length} vault service(s).`, services, { services });
       }),
   );
@@ -364,7 +364,10 @@ export function registerTools(server: McpServer, callerOf: CallerOf): void {
         const { request_id, timeout_seconds, ...call } = args;
         const caller = callerOf(extra);
         const { client } = caller;
-        const created = request_id ? await client.getStatus(request_id) : await client.requestApiCall(call);
+        const { signal } = extra;
+        const created = request_id
+          ? await client.getStatus(request_id, { signal })
+          : await client.requestApiCall(call, { signal });
         const action = FINAL_STATUSES.includes(created.status)
           ? created
           : await waitBounded(client, created.id, timeout_seconds, intervalOf(caller), extra);
