@@ -185,7 +185,10 @@ describe.skipIf(!CLI)(
         `conformance (authorization): ${results.length} scenarios, ` +
           `${results.filter((r) => r.failed.length === 0).length} passed\n`,
       );
-      expect(results.map((r) => r.scenario).sort()).toEqual(['authorization-code-grant', 'authorization-server-metadata-endpoint']);
+      expect(results.map((r) => r.scenario).sort()).toEqual([
+        'authorization-code-grant',
+        'authorization-server-metadata-endpoint',
+      ]);
       expect(results.flatMap((r) => r.failed)).toEqual([]);
       expect(code, printed.slice(-4000)).toBe(0);
     }, 120_000);
