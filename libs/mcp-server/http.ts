@@ -1,6 +1,7 @@
-// The tools over Streamable HTTP, stateless: every POST gets a server and a transport of its own, so no session lives
-// in a process and any replica can answer any request. A call that waits for the holder stops when its HTTP
-// connection closes or when its `cancellation` says so (the client's notifications/cancelled, which may reach another replica).
+// The tools over Streamable HTTP, stateless: no session lives in a process, so any replica answers any request. A
+// POST of one plain tool call goes to the process's shared server (json-exchange.ts); any other gets a server and
+// the SDK's transport of its own. A call stops when its HTTP connection closes or when its `cancellation` says so
+// (the client's notifications/cancelled, which may reach another replica).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
