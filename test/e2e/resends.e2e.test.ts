@@ -23,6 +23,7 @@ import { apiClient, type ApiClient } from '../harness/http.js';
 import { connectWithOAuth } from '../harness/oauth-client.js';
 import { parseExposition, sampleValue } from '../harness/prometheus-text.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { decisionChallenge, softwarePasskey } from '../harness/software-passkey.js';
 import { startUpstream, type Upstream } from '../harness/upstream.js';
 
 const { natsUrl } = inject('infra');
@@ -237,6 +238,55 @@ describe.skipIf(!natsUrl)('a call sent again gets its first outcome (services ov
     expect(statuses(await send(call, batch, true))).toEqual([200, 409]);
     const another = { ...call, id: `resends.${randomUUID()}` };
     expect(await send(another, batch, true)).toMatchObject({ ok: false, error: { code: 'totp_reused' } });
+  });
+
+  it('accepts a passkey approval sent again after its first replica accepted the assertion and died', async () => {
+    const base = new URL(stack.baseUrl);
+    base.hostname = 'localhost';
+    const local = apiClient(base.href.replace(/\/$/, ''));
+    const holder = await local.newAccount();
+    const passkey = softwarePasskey({ rpId: 'localhost', origin: base.origin });
+    const options = (await local.device(holder.device_id).post('/device/passkeys/options')).body;
+    const registered = await local.device(holder.device_id).post('/device/passkeys', passkey.register(options));
+    expect(registered.status).toBe(200);
+    const pending = (await local.agent(holder.api_key).post('/actions', { action_type: 'legal', title: 'Sign' })).body;
+    const timestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const challenge = decisionChallenge(pending.id, 'approve', pending.content_hash, timestamp);
+    const approval = {
+      device: await bus.request(actionsEndpoints.authenticateDevice, { device_id: holder.device_id }),
+      id: pending.id,
+      proof: {
+        signature: null,
+        timestamp,
+        webauthn: passkey.assert(challenge),
+        relying_party: { rp_id: 'localhost', origins: [base.origin] },
+      },
+      totp_code: null,
+      content_hash: pending.content_hash,
+      payment_method: null,
+      grant: null,
+      updated_input: null,
+    };
+    // What the first replica did before it died: the assertion accepted in its call (the sign count raised, the
+    // challenge kept), the request not yet approved, no outcome kept.
+    const call = newCall(actionsEndpoints.approve);
+    const passkeyId = registered.body.passkey_id as string;
+    await sql`update actions.passkeys set sign_count = 1 where id = ${passkeyId}`;
+    await sql`insert into actions.passkey_assertions (passkey_id, challenge, call_id)
+              values (${passkeyId}, ${challenge}, ${call.id})`;
+    const another = newCall(actionsEndpoints.approve);
+    expect(await send(another, approval, true)).toMatchObject({
+      ok: false,
+      error: { code: 'passkey_assertion_invalid' },
+    });
+    expect(await send(call, approval, false)).toMatchObject({
+      ok: false,
+      error: { code: 'passkey_assertion_invalid' },
+    });
+    expect(await send(call, approval, true)).toMatchObject({
+      ok: true,
+      data: { id: pending.id, status: 'approved', resolved_by: 'biometric' },
+    });
   });
 
   it('sends a create or a vault execution once when no replica answers, and says when to retry', async () => {

@@ -90,7 +90,12 @@ export function createPasskeyStore(sql: Sql) {
      * Accepts one verified assertion: raises the passkey's sign count (unless the authenticator keeps none: 0 and 0)
      * and remembers the assertion's challenge. False when a concurrent or earlier assertion got there first.
      */
-    async acceptAssertion(passkeyId: string, newCount: number, challenge: string): Promise<boolean> {
+    async acceptAssertion(
+      passkeyId: string,
+      newCount: number,
+      challenge: string,
+      callId: string | null,
+    ): Promise<boolean> {
       return sql
         .begin(async (tx) => {
           const raised = await tx`
@@ -101,7 +106,8 @@ export function createPasskeyStore(sql: Sql) {
           await tx`delete from actions.passkey_assertions
                  where passkey_id = ${passkeyId} and at < now() - ${ASSERTION_MEMORY}::interval`;
           const remembered = await tx`
-          insert into actions.passkey_assertions (passkey_id, challenge) values (${passkeyId}, ${challenge})
+          insert into actions.passkey_assertions (passkey_id, challenge, call_id)
+          values (${passkeyId}, ${challenge}, ${callId})
           on conflict do nothing returning passkey_id`;
           if (remembered.length === 0) throw new AssertionReplayed();
           return true;
@@ -110,6 +116,14 @@ export function createPasskeyStore(sql: Sql) {
           if (err instanceof AssertionReplayed) return false;
           throw err;
         });
+    },
+
+    /** Whether this passkey's assertion over this challenge was accepted in this bus call (a send of it again). */
+    async acceptedInCall(passkeyId: string, challenge: string, callId: string): Promise<boolean> {
+      const rows = await sql`
+        select 1 from actions.passkey_assertions
+        where passkey_id = ${passkeyId} and challenge = ${challenge} and call_id = ${callId}`;
+      return rows.length === 1;
     },
   };
 }

@@ -120,18 +120,23 @@ export function createPasskeys(deps: Pick<ActionsDeps, 'passkeys'>) {
     /**
      * Verifies a passkey assertion over an approval message: it must come from one of the calling device's passkeys,
      * at an expected origin, with user verification, and be new (a growing sign count, never seen before). 403
-     * otherwise. The passkey id that verified the holder.
+     * otherwise. The passkey id that verified the holder. A send of the same bus call again (its first replica died
+     * after accepting the assertion) is accepted as the first was: that replica verified this passkey's assertion
+     * over this very message, in this call.
      */
     async verifyDecision(
       device: DevicePrincipal,
       rp: RelyingParty | undefined,
       assertion: AuthenticationResponse,
       message: string,
+      ctx?: Pick<RequestContext, 'callId' | 'resent'>,
     ): Promise<string> {
       if (!rp) throw errors.passkeyAssertionInvalid('the gateway did not say which origin the assertion was made at');
       const passkey = await passkeys.byCredential(device.device_ref, assertion.id);
       if (!passkey) throw errors.passkeyAssertionInvalid('the credential is not a passkey of this device');
       const challenge = decisionChallenge(message);
+      const callId = ctx?.callId ?? null;
+      if (callId && ctx?.resent && (await passkeys.acceptedInCall(passkey.id, challenge, callId))) return passkey.id;
       const result = await verified(
         () =>
           verifyAuthenticationResponse({
@@ -150,7 +155,7 @@ export function createPasskeys(deps: Pick<ActionsDeps, 'passkeys'>) {
       );
       if (!result.verified || !result.authenticationInfo.userVerified)
         throw errors.passkeyAssertionInvalid('the holder was not verified');
-      if (!(await passkeys.acceptAssertion(passkey.id, result.authenticationInfo.newCounter, challenge))) {
+      if (!(await passkeys.acceptAssertion(passkey.id, result.authenticationInfo.newCounter, challenge, callId))) {
         throw errors.passkeyAssertionInvalid('already used (a replay, or the sign count did not grow)');
       }
       return passkey.id;

@@ -133,6 +133,7 @@ export function createResolution(deps: Deps) {
     device: DevicePrincipal,
     message: string,
     sent: DeviceProof,
+    ctx: RequestContext,
   ): Promise<DecisionProof> => {
     const publicKeyPem = await identities.devicePublicKey(device.device_ref);
     if (sent.webauthn) {
@@ -144,7 +145,7 @@ export function createResolution(deps: Deps) {
       if (!time.ok) throw errors.passkeyAssertionInvalid(time.reason);
       const signed = publicKeyPem !== null && sent.signature ? checkSignature(publicKeyPem, message, sent) : false;
       const rp = sent.relying_party ?? undefined;
-      const passkeyId = await passkeys.verifyDecision(device, rp, sent.webauthn, message);
+      const passkeyId = await passkeys.verifyDecision(device, rp, sent.webauthn, message, ctx);
       return { signed, user_verified: true, passkey_id: passkeyId };
     }
     if (!publicKeyPem) {
@@ -490,7 +491,7 @@ export function createResolution(deps: Deps) {
     const row = await pendingRequest(device, request.id);
     checkApproval(row, request);
     inputEditOf(row, request);
-    const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof);
+    const proof = await checkDeviceProof(device, singleMessage(row, 'approve', request.proof), request.proof, ctx);
     // Last of the checks, because accepting a TOTP code uses it up.
     if (request.totp_code) await totp.accept(device, request.totp_code, ctx);
     if (!request.grant) return approveOne(device, row, request, proof, ctx);
@@ -506,7 +507,7 @@ export function createResolution(deps: Deps) {
   const denySingle = async (request: DenyRequest, ctx: RequestContext): Promise<ActionView> => {
     const { device } = request;
     const row = await pendingRequest(device, request.id);
-    const proof = await checkDeviceProof(device, singleMessage(row, 'deny', request.proof), request.proof);
+    const proof = await checkDeviceProof(device, singleMessage(row, 'deny', request.proof), request.proof, ctx);
     return denyChecked(device, row, request, proof, ctx);
   };
 
@@ -532,7 +533,7 @@ export function createResolution(deps: Deps) {
       const { device } = batch;
       const before = await batchDecidedBefore(device, batch.requests, 'approved', ctx);
       if (before) return before;
-      const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof);
+      const proof = await checkDeviceProof(device, batchMessage('approve', batch), batch.proof, ctx);
       if (batch.totp_code) await totp.accept(device, batch.totp_code, ctx);
       const extra = batchDetail(proof, batch);
       return eachOf(
@@ -551,7 +552,7 @@ export function createResolution(deps: Deps) {
       const { device } = batch;
       const before = await batchDecidedBefore(device, batch.requests, 'denied', ctx);
       if (before) return before;
-      const proof = await checkDeviceProof(device, batchMessage('deny', batch), batch.proof);
+      const proof = await checkDeviceProof(device, batchMessage('deny', batch), batch.proof, ctx);
       const extra = batchDetail(proof, batch);
       return eachOf(
         batch.requests,
