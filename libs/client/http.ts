@@ -44,6 +44,20 @@ export function transientDelayMs(n: number): number {
   return Math.round(250 * 2 ** n * (0.5 + Math.random()));
 }
 
+/**
+ * An answer's body: parsed when it is JSON (read as JSON, so that a fetch that already holds the value hands it over
+ * as it is), else its text, kept for the error; undefined when empty.
+ */
+async function bodyOf(res: Response): Promise<unknown> {
+  if (res.headers.get('content-type')?.includes('json')) return res.json().catch(() => undefined);
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text; // not JSON: kept for the error
+  }
+}
+
 /** Sends one API call and returns its parsed JSON body, retrying 429s as the service's Retry-After asks. */
 export async function send<T>(
   t: TransportOptions,
@@ -77,13 +91,7 @@ export async function send<T>(
       await sleep(transientDelayMs(transient++), signal);
       continue;
     }
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* not JSON: keep the text for the error */
-    }
+    const parsed = await bodyOf(res);
     if (res.ok) return parsed as T;
     if (res.status === 429 && attempt < t.maxRetries) {
       // Without a Retry-After, back off exponentially from one second.

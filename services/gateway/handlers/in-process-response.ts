@@ -26,8 +26,12 @@ export class InProcessResponse {
   /** No stream: a client that cancels the body of an answer it will not read (a retried 503) has nothing to cancel. */
   readonly body = null;
 
+  /**
+   * `payload`: the body as text or bytes, or the answer's value itself ({ value }), which `json()` hands over as it
+   * is (no text made to be parsed again in the same process) and `text()` writes out only if asked.
+   */
   constructor(
-    private readonly payload: string | Uint8Array | null,
+    private readonly payload: string | Uint8Array | { value: unknown } | null,
     readonly status: number,
     headers: Record<string, string>,
   ) {
@@ -39,10 +43,14 @@ export class InProcessResponse {
     const { payload } = this;
     if (payload === null) return '';
     if (typeof payload === 'string') return payload;
-    return Buffer.isBuffer(payload) ? payload.toString('utf8') : new TextDecoder().decode(payload);
+    if (payload instanceof Uint8Array)
+      return Buffer.isBuffer(payload) ? payload.toString('utf8') : new TextDecoder().decode(payload);
+    return JSON.stringify(payload.value);
   }
 
   async json(): Promise<unknown> {
+    const { payload } = this;
+    if (payload !== null && typeof payload === 'object' && !(payload instanceof Uint8Array)) return payload.value;
     return JSON.parse(await this.text());
   }
 

@@ -119,7 +119,7 @@ export function createInProcessRoutes(
       headers: call.headers,
     });
     if (result === NO_CONTENT) return new InProcessResponse(null, 204, {}).asResponse();
-    const body = result instanceof EncodedJson ? result.bytes : JSON.stringify(result);
+    const body = result instanceof EncodedJson ? result.bytes : { value: result };
     return new InProcessResponse(body, 200, headers).asResponse();
   }
 

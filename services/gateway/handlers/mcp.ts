@@ -188,9 +188,12 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promi
   app.addHook('onClose', () => shared.close());
   await app.register(async (mcp) => {
     mcp.removeAllContentTypeParsers();
-    mcp.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) =>
-      done(null, body),
-    );
+    const asText = { parseAs: 'string' as const, bodyLimit: MCP_BODY_LIMIT };
+    const keepText = (_request: FastifyRequest, body: string | Buffer, done: (err: null, body: unknown) => void) =>
+      done(null, body);
+    // JSON by name as well as the catch-all: a named type is found in fastify's cache, the catch-all looked up anew.
+    mcp.addContentTypeParser('application/json', asText, keepText);
+    mcp.addContentTypeParser('*', asText, keepText);
     mcp.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, (request, reply) => servePost(deps, shared, request, reply));
     mcp.route({
       method: ['GET', 'DELETE'],
