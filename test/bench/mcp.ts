@@ -10,8 +10,8 @@ import { type BenchCase, type Figures, out, table, withDatabase, type Infra } fr
 import { pacedClient } from './paced-client.js';
 
 const SLICE_SECONDS = Number(process.env.BENCH_MCP_SLICE_SECONDS ?? 2);
-// Four rounds: a p99 over two 2 s slices a side moved between 0.95 and 1.54 of the create's for the same code on this
-// two-core machine (a GC pause or a commit stall lands in one slice); four halve what one such moment weighs.
+// Four rounds: over two 2 s slices a side, one GC pause or commit stall landing in one slice moved the p99 ratio of
+// the same code across the goal on a two-core machine; four halve what one such moment weighs.
 const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 4);
 const CONCURRENCY = (process.env.BENCH_MCP_CONCURRENCY ?? '1,16').split(',').map(Number);
 const MODES = (process.env.BENCH_MCP_MODES ?? 'all-in-one,processes').split(',').map((m) => m.trim());
