@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentAuthClient } from '@agent-auth/client';
 import { describe, expect, it } from 'vitest';
-import { type McpExchange, plainToolCall, serveMcpExchange } from './http.js';
+import type { McpExchange } from './exchange.js';
+import { serveMcpExchange } from './http.js';
+import { plainToolCall } from './plain-call.js';
 import { createSharedToolServer, type SharedToolServer } from './json-exchange.js';
 
 const toolCall = (name = 'request_approval', extra: Record<string, unknown> = {}) => ({

@@ -6,45 +6,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import type { AgentAuthClient } from '@agent-auth/client';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { ErrorCode, type JSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { SharedToolServer } from './json-exchange.js';
-import { isPlainToolCall, needsStream, requestIdsOf } from './json-rpc.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { McpExchange } from './exchange.js';
+import { needsStream, requestIdsOf } from './json-rpc.js';
+import { cancelledAnswer, plainToolCall, serveSharedCall } from './plain-call.js';
 import { createToolServer } from './server.js';
-
-export interface McpExchange {
-  request: IncomingMessage;
-  response: ServerResponse;
-  /** The POST body, parsed from JSON. */
-  body: unknown;
-  /** The client the tools act through, as the caller's agent. */
-  client: AgentAuthClient;
-  /** The API's public base URL (ending in /api/v1), for the approval links the tools give. */
-  baseUrl: string;
-  /** Tells when the client cancelled the calls of this request. */
-  cancellation?: Cancellation;
-  /**
-   * DNS rebinding protection (the transport's own): the Host names the service answers to, when it knows them, and
-   * the browser origins allowed to call it; a request naming another is refused (403).
-   */
-  allowedHosts?: string[];
-  allowedOrigins?: string[];
-  pollIntervalMs?: number;
-  /** The process's shared server (json-exchange.ts), for a POST of one tool call answered with JSON. */
-  shared?: SharedToolServer;
-}
-
-/**
- * How a POST's calls hear that the client cancelled them: its notifications/cancelled come in POSTs of their own,
- * which may reach another replica.
- */
-export interface Cancellation {
-  readonly cancelled: boolean;
-  /** Calls `listener` once the calls are cancelled; answers what stops listening. */
-  onCancel(listener: () => void): () => void;
-}
 
 /** The body of a JSON-RPC error that answers no request in particular (`id` null), as the SDK writes its own. */
 export function jsonRpcErrorBody(code: number, message: string): string {
@@ -86,62 +53,6 @@ async function writeAnswer(answer: Response, response: ServerResponse): Promise<
   response.flushHeaders();
   // A client that leaves ends the pipeline, which cancels the stream: the transport then lets its calls go.
   await pipeline(Readable.fromWeb(answer.body as NodeReadableStream), response).catch(() => {});
-}
-
-/**
- * The call of a POST the shared server may answer: one tools/call that needs no stream, with the headers the SDK's
- * transport accepts (Accept, Content-Type, protocol version, Host and Origin, checked as it checks them). Anything
- * else (an initialize, a batch, a waiting tool, a header it refuses) goes to the SDK's transport, which answers it,
- * its errors included.
- */
-export function plainToolCall(exchange: McpExchange): JSONRPCRequest | undefined {
-  const { body, request, allowedHosts, allowedOrigins } = exchange;
-  if (!isPlainToolCall(body) || needsStream(body)) return;
-  const { accept, host, origin, 'content-type': contentType } = request.headers;
-  if (request.method !== 'POST' || !accept?.includes('application/json') || !accept.includes('text/event-stream'))
-    return;
-  const version = request.headers['mcp-protocol-version'];
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return;
-  if (!isJsonContentType(contentType)) return;
-  if (allowedHosts?.length && !allowedHosts.includes(host ?? '')) return;
-  if (origin && allowedOrigins?.length && !allowedOrigins.includes(origin)) return;
-  return body;
-}
-
-/**
- * The answer to a call the client cancelled (notifications/cancelled) while its POST is still open: the server sends
- * none for it, but the POST must be answered; the client ignores it (LSP's RequestCancelled code).
- */
-const cancelledAnswer = (id: JSONRPCRequest['id']) => ({
-  jsonrpc: '2.0',
-  id,
-  error: { code: -32800, message: 'Request cancelled by the client' },
-});
-
-/** One tool call served by the process's shared server, its answer written as the SDK's transport writes it. */
-async function serveSharedCall(exchange: McpExchange, shared: SharedToolServer, call: JSONRPCRequest): Promise<void> {
-  const { response, cancellation } = exchange;
-  const open = shared.call(call, {
-    client: exchange.client,
-    baseUrl: exchange.baseUrl,
-    pollIntervalMs: exchange.pollIntervalMs,
-  });
-  const left = () => {
-    if (!response.writableFinished) open.cancel();
-  };
-  response.once('close', left);
-  const unlisten = cancellation?.onCancel(open.cancel);
-  if (cancellation?.cancelled) open.cancel();
-  try {
-    const answer = await open.answer;
-    if (response.destroyed || response.writableEnded) return;
-    const body = JSON.stringify(answer ?? cancelledAnswer(call.id));
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    response.end(body);
-  } finally {
-    unlisten?.();
-    response.off('close', left);
-  }
 }
 
 /** What a POST whose calls were cancelled before the SDK's JSON answer came gets: the cancelled error of each. */

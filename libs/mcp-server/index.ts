@@ -3,6 +3,7 @@ export { registerTools } from './tools.js';
 export { McpGate, type GateOptions } from './gate/gate.js';
 export { needsApproval, type AskMode } from './gate/approval-policy.js';
 export { buildActionRequest, approvedArguments, type GatedCall } from './gate/action-request.js';
-export { serveMcpExchange, answerParseError, jsonRpcErrorBody, type Cancellation, type McpExchange } from './http.js';
+export type { Cancellation, McpExchange } from './exchange.js';
+export { serveMcpExchange, answerParseError, jsonRpcErrorBody } from './http.js';
 export { createSharedToolServer, type SharedToolServer } from './json-exchange.js';
 export { cancelledIdsOf, isInitialization, needsStream, requestIdsOf } from './json-rpc.js';
