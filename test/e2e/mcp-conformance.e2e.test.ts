@@ -6,7 +6,6 @@
 // reason. Skipped when the suite is not installed (MCP_CONFORMANCE_DIR may name a folder whose node_modules holds it).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +15,7 @@ import { apiClient } from '../harness/http.js';
 import { consent, consentRequestOf } from '../harness/oauth-client.js';
 import { startStack, type Stack } from '../harness/stack.js';
 import { createTestDatabase } from '../infra/database.js';
+import { freePort } from '../harness/free-port.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = ['node_modules/@modelcontextprotocol/conformance/dist/index.js']
@@ -34,15 +34,6 @@ interface ScenarioResult {
 
 /** The runner's CLI under Node 20 (test/infra/conformance-node20.mjs gives it what it needs of Node 22). */
 const runnerArgs = (args: string[]) => ['--import', join(ROOT, 'test/infra/conformance-node20.mjs'), CLI!, ...args];
-
-/** A TCP port free on the loopback now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function resultsOf(dir: string): ScenarioResult[] {
   const files = readdirSync(dir, { recursive: true })

@@ -23,6 +23,7 @@ import {
 } from '../harness/oauth-client.js';
 import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 import { createTestDatabase } from '../infra/database.js';
+import { freePort } from '../harness/free-port.js';
 
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
@@ -32,15 +33,6 @@ const modes: Array<{ mode: StackMode; skip: string | false }> = [
 
 type ToolResult = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A TCP port free on the loopback now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** A raw JSON-RPC call to /mcp with a bearer token: the status and, on 401, the challenge. */
 async function callMcp(mcpUrl: string, token: string) {

@@ -1,23 +1,15 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { inviteAndJoin } from '../harness/members.js';
 import { browse, CookieJar, startOidcProvider, type TestOidcProvider } from '../harness/oidc-provider.js';
 import { startStack, type Stack } from '../harness/stack.js';
+import { freePort } from '../harness/free-port.js';
 
 // Sign-in with the company's OpenID Connect provider: a real provider (oidc-provider) on loopback, the services as
 // processes over NATS (the identity service's calls to the provider relayed by the vault executor), the whole flow
 // driven over HTTP as a browser does it, and each check of the ID token refused with its own message.
 const { natsUrl } = inject('infra');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 describe.skipIf(!natsUrl)(`sign-in with an OpenID provider (processes over NATS${natsUrl ? '' : '; skipped'})`, () => {
   let stack: Stack;

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /** The bin folder of the machine's PostgreSQL (initdb, pg_ctl), or null with the reason there is none. */
 export function postgresBinaries(): { bin: string } | { missing: string } {
@@ -18,14 +18,6 @@ export function postgresBinaries(): { bin: string } | { missing: string } {
   ];
   const bin = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
   return bin ? { bin } : { missing: 'no PostgreSQL server binaries (initdb, pg_ctl) on this machine' };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 /** initdb refuses to run as root: as root, the cluster belongs to the `postgres` user. */

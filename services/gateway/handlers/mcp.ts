@@ -16,7 +16,7 @@ import type { Authenticator } from '../adapters/auth.js';
 import type { InProcessApi } from './in-process-api.js';
 import type { RateLimitStore } from '../store/rate-limits.js';
 import type { McpCalls } from '../use-cases/mcp-calls.js';
-import { mcpResourceOf, publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';
+import { mcpResourceOf, publicHostOf, publicOriginOf, resourceMetadataUrlOf } from './public-origin.js';
 import { identityOf, type RateLimitSettings, spendBudget } from './rate-limit.js';
 
 /** A tool call carries at most a vault call's body and an action's metadata: as large as a hook's tool input. */
@@ -71,17 +71,6 @@ function rebindingGuard(deps: McpRouteDeps, request: FastifyRequest, origin: str
     allowedHosts: deps.publicBaseUrl ? [publicHostOf(deps.publicBaseUrl), ...direct] : undefined,
     allowedOrigins: deps.allowedOrigins.includes('*') ? undefined : [origin, ...deps.allowedOrigins],
   };
-}
-
-const publicHosts = new Map<string, string>();
-/** The host of PUBLIC_BASE_URL, parsed once rather than on every request. */
-function publicHostOf(publicBaseUrl: string): string {
-  let host = publicHosts.get(publicBaseUrl);
-  if (host === undefined) {
-    host = new URL(publicBaseUrl).host;
-    publicHosts.set(publicBaseUrl, host);
-  }
-  return host;
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;

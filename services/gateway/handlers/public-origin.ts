@@ -1,15 +1,18 @@
 import type { FastifyRequest } from 'fastify';
 
-const origins = new Map<string, string>();
-/** The origin of PUBLIC_BASE_URL, parsed once rather than on every request. */
-function originOf(publicBaseUrl: string): string {
-  let origin = origins.get(publicBaseUrl);
-  if (origin === undefined) {
-    origin = new URL(publicBaseUrl).origin;
-    origins.set(publicBaseUrl, origin);
+const parsed = new Map<string, URL>();
+/** PUBLIC_BASE_URL parsed, once rather than on every request. */
+function publicUrlOf(publicBaseUrl: string): URL {
+  let url = parsed.get(publicBaseUrl);
+  if (url === undefined) {
+    url = new URL(publicBaseUrl);
+    parsed.set(publicBaseUrl, url);
   }
-  return origin;
+  return url;
 }
+
+/** The host (and port) of PUBLIC_BASE_URL: the Host the service answers to behind its proxy. */
+export const publicHostOf = (publicBaseUrl: string) => publicUrlOf(publicBaseUrl).host;
 
 /**
  * The origin clients reach the service at: PUBLIC_BASE_URL's when it is set (behind a proxy or load balancer, and
@@ -17,7 +20,7 @@ function originOf(publicBaseUrl: string): string {
  * and the OAuth issuer are named by it.
  */
 export function publicOriginOf(request: FastifyRequest, publicBaseUrl: string | undefined): string {
-  if (publicBaseUrl) return originOf(publicBaseUrl);
+  if (publicBaseUrl) return publicUrlOf(publicBaseUrl).origin;
   return `${request.protocol}://${request.host}`.toLowerCase();
 }
 
