@@ -11,6 +11,7 @@ import { startStack, type Stack, type StackMode } from '../harness/stack.js';
 // from the document the gateway serves, so a new device route the table does not decide fails here.
 const { natsUrl } = inject('infra');
 const modes: Array<{ mode: StackMode; skip: string | false }> = [
+  { mode: 'all-in-one', skip: false },
   { mode: 'processes', skip: natsUrl ? false : 'no NATS server reachable and no Docker' },
 ];
 
