@@ -1,15 +1,9 @@
-// The audit trail's conversion to monthly partitions (migration 065), online, on a copy of a stored and sealed trail
-// while events are written and sealed: every event and every place in the chain is kept, the chain still verifies
-// with the client's verifier, and writes wait only for the swap. AUDIT_PARTITIONING_ROWS (default 30,000, over the
-// size the migration converts at once) sets how many events are stored first.
-import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditChain } from '@agent-auth/client';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
+import { migrationsBefore } from '../../../test/infra/migrations.js';
 import { secondSession } from '../../../test/harness/sessions.js';
 import { chainEach, type UnsealedEvent } from '../domain/audit-chain.js';
 import { generateReceiptKeySpec, parseReceiptKeys } from '../domain/receipt-keys.js';
@@ -19,14 +13,6 @@ import { createPartitionStore } from './table-partitions.js';
 const ROWS = Number(process.env.AUDIT_PARTITIONING_ROWS ?? 30_000);
 const ACCOUNTS = 20;
 const MIGRATIONS = `${packageDir(import.meta.url)}/store/migrations`;
-
-/** The migrations before the audit trail's partitioning, in a folder of their own: a database as it is today. */
-function migrationsBefore(version: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'aa-migrations-'));
-  for (const file of readdirSync(MIGRATIONS).filter((f) => /^\d+_/.test(f) && Number(f.split('_')[0]) < version))
-    cpSync(join(MIGRATIONS, file), join(dir, file));
-  return dir;
-}
 
 describe.skipIf(secondSession)(
   `audit trail partitioned by month, converted online from ${ROWS.toLocaleString('en')} stored${secondSession ? ` (skipped: ${secondSession})` : ''}`,
@@ -45,7 +31,7 @@ describe.skipIf(secondSession)(
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(65) });
+      await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(MIGRATIONS, 65) });
       // A trail written over the past year, as the identity column numbered it, and sealed: each event's place
       // computed as the sealer computes it (domain/audit-chain.ts), a batch at a time, and the cursor moved past.
       await db.sql`

@@ -1,23 +1,11 @@
-// Migration 075 on a database as it was before members: every account becomes one owner with all its devices, its
-// TOTP authenticator and the approvals of its pending quorum requests; the devices then authenticate as the owner.
-import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
+import { migrationsBefore } from '../../../test/infra/migrations.js';
 import { createIdentityStore } from './identities.js';
 import { createMemberStore } from './members.js';
 
 const MIGRATIONS = `${packageDir(import.meta.url)}/store/migrations`;
-
-/** The migrations before `version`, in a folder of their own: a database as it was then. */
-function migrationsBefore(version: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'aa-migrations-'));
-  for (const file of readdirSync(MIGRATIONS).filter((f) => /^\d+_/.test(f) && Number(f.split('_')[0]) < version))
-    cpSync(join(MIGRATIONS, file), join(dir, file));
-  return dir;
-}
 
 describe('migration 075: existing accounts become teams of one owner', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -30,7 +18,7 @@ describe('migration 075: existing accounts become teams of one owner', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(75) });
+    await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(MIGRATIONS, 75) });
     await db.sql`insert into actions.accounts (id) values ('acc_a'), ('acc_b'), ('acc_empty')`;
     await db.sql`
       insert into actions.devices (ref, id_hash, account_id, name, revoked_at) values

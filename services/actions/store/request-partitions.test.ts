@@ -1,14 +1,9 @@
-// The requests table's conversion to monthly partitions (migration 060), online, on a copy of stored requests while
-// creates and decisions go on; then the months ahead and retention. REQUESTS_PARTITIONING_ROWS (default 30,000, over
-// the size the migration converts at once) sets how many requests are stored first: 1000000 for the full copy.
-import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { newId } from '@agent-auth/contracts';
 import { createTestDatabase } from '../../../test/infra/database.js';
+import { migrationsBefore } from '../../../test/infra/migrations.js';
 import { secondSession } from '../../../test/harness/sessions.js';
 import { createRequestPartitionStore } from './table-partitions.js';
 import { createRequestStore } from './requests.js';
@@ -17,21 +12,13 @@ const ROWS = Number(process.env.REQUESTS_PARTITIONING_ROWS ?? 30_000);
 const MIGRATIONS = `${packageDir(import.meta.url)}/store/migrations`;
 const DAY_MS = 86_400_000;
 
-/** The migrations before partitioning, in a folder of their own: a database as it is today. */
-function migrationsBefore(version: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'aa-migrations-'));
-  for (const file of readdirSync(MIGRATIONS).filter((f) => /^\d+_/.test(f) && Number(f.split('_')[0]) < version))
-    cpSync(join(MIGRATIONS, file), join(dir, file));
-  return dir;
-}
-
 describe.skipIf(secondSession)(
   `requests partitioned by month, converted online from ${ROWS.toLocaleString('en')} stored${secondSession ? ` (skipped: ${secondSession})` : ''}`,
   () => {
     let db: Awaited<ReturnType<typeof createTestDatabase>>;
     beforeAll(async () => {
       db = await createTestDatabase();
-      await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(60) });
+      await migrate(db.sql as never, { schema: 'actions', dir: migrationsBefore(MIGRATIONS, 60) });
       await db.sql`insert into actions.accounts (id) values ('acc_p')`;
       // Requests of the past 14 months, oldest first, with ids as the service makes them (their time first); and a
       // few with the random ids of before ids began with their time.

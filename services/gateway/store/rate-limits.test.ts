@@ -1,10 +1,8 @@
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrate, packageDir } from '@agent-auth/db';
 import { createTestDatabase } from '../../../test/infra/database.js';
+import { migrationsBefore } from '../../../test/infra/migrations.js';
 import { createRateLimitStore } from './rate-limits.js';
 
 const migrations = `${packageDir(import.meta.url)}/store/migrations`;
@@ -18,10 +16,7 @@ describe('the shared rate-limit log (real Postgres)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     // The logs as the previous version kept them (one array per identity), then this version's migration.
-    const before = mkdtempSync(join(tmpdir(), 'rl-migrations-'));
-    for (const file of ['001_rate_limits.sql', '002_unlogged_rate_limits.sql'])
-      cpSync(join(migrations, file), join(before, file));
-    await migrate(db.sql as never, { schema: 'gateway', dir: before });
+    await migrate(db.sql as never, { schema: 'gateway', dir: migrationsBefore(migrations, 3) });
     await db.sql`
       insert into gateway.rate_limits (key, hits, last_ms)
       values ('agent:kept', array[(extract(epoch from clock_timestamp()) * 1000)::bigint - 500,
