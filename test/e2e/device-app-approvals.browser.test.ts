@@ -16,6 +16,7 @@ import {
   screenshot,
   type AxeViolation,
   signIn,
+  collectProblems,
 } from '../harness/browser.js';
 
 // Approvals without fatigue in the device app, in a real browser (headless Chromium): several requests reviewed in
@@ -80,8 +81,7 @@ describe.skipIf(noBrowser)(
     async function deviceSession(context: BrowserContext, deviceId: string) {
       const p = await context.newPage();
       await p.setViewport(PHONE);
-      p.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-      p.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(p, problems);
       const cdp: CDPSession = await p.createCDPSession();
       await cdp.send('WebAuthn.enable', { enableUI: false });
       await cdp.send('WebAuthn.addVirtualAuthenticator', {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn } from '../harness/browser.js';
+import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn, collectProblems } from '../harness/browser.js';
 
 // An OpenID CIBA request in the device app, in a real browser (headless Chromium): the pending request shows the
 // binding message beside its title, and the Agents page shows each agent as a CIBA client whose ping endpoint the
@@ -58,7 +58,7 @@ describe.skipIf(noBrowser)(
       ({ browser, close: closeBrowser } = await launchBrowser());
       page = await browser.newPage();
       await page.setViewport(PHONE);
-      page.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(page, problems, { consoleErrors: false });
       await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
     }, 180_000);
 

@@ -6,7 +6,7 @@ import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { MemoryOAuthProvider } from '../harness/oauth-client.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn } from '../harness/browser.js';
+import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn, collectProblems } from '../harness/browser.js';
 
 // Connecting an MCP client with OAuth through the device app, in a real browser (headless Chromium): the SDK client
 // sends the holder to /oauth/authorize, which opens the app's consent page; the holder allows it as a new agent and
@@ -41,7 +41,7 @@ describe.skipIf(noBrowser)(
       ({ browser, close: closeBrowser } = await launchBrowser());
       page = await browser.newPage();
       await page.setViewport(PHONE);
-      page.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(page, problems, { consoleErrors: false });
       await page.setRequestInterception(true);
       page.on('request', (request: HTTPRequest) => {
         if (!request.url().startsWith(REDIRECT)) return void request.continue();

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, signIn, waitForText } from '../harness/browser.js';
+import {
+  ARTIFACTS,
+  PHONE,
+  axeAudit,
+  launchBrowser,
+  noBrowser,
+  signIn,
+  waitForText,
+  collectProblems,
+} from '../harness/browser.js';
 
 // The Rules view in a real browser (headless Chromium) on a phone-sized screen, against a real stack with a real
 // history: a rule with conditions built field by field and read back as a sentence, its replay over the last 30 days
@@ -70,8 +79,7 @@ describe.skipIf(noBrowser)(
       ({ browser, close: closeBrowser } = await launchBrowser());
       page = await browser.newPage();
       await page.setViewport(PHONE);
-      page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-      page.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(page, problems);
       await signIn(page, { origin, deviceId: acct.device_id, timeoutMs: WAIT });
     }, 180_000);
 

@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { PHONE, axeAudit, launchBrowser, noBrowser, screenshot, signIn, waitForText } from '../harness/browser.js';
+import {
+  PHONE,
+  axeAudit,
+  launchBrowser,
+  noBrowser,
+  screenshot,
+  signIn,
+  waitForText,
+  collectProblems,
+} from '../harness/browser.js';
 import { startOidcProvider, type TestOidcProvider } from '../harness/oidc-provider.js';
 
 // The Team view and the join page in a real browser (headless Chromium) on a phone-sized screen, against a real
@@ -30,10 +39,7 @@ describe.skipIf(noBrowser)(
     let acct: Awaited<ReturnType<ApiClient['newAccount']>>;
     const problems: string[] = [];
 
-    const watch = (page: Page) => {
-      page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-      page.on('pageerror', (e) => void problems.push(String(e)));
-    };
+    const watch = (page: Page) => collectProblems(page, problems);
     /** Whether an element is on the screen (not only its `hidden` property: CSS decides what shows). */
     const shown = (page: Page, selector: string) => page.$eval(selector, (n) => (n as HTMLElement).checkVisibility());
     const textOf = (page: Page, selector: string) => page.$eval(selector, (n) => n.textContent ?? '');

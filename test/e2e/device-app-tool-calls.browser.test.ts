@@ -6,7 +6,16 @@ import { buildActionRequest } from '../../libs/mcp-server/gate/action-request.js
 import { createTestDatabase } from '../infra/database.js';
 import { apiClient, type ApiClient } from '../harness/http.js';
 import { startStack, type Stack } from '../harness/stack.js';
-import { ARTIFACTS, PHONE, axeAudit, launchBrowser, noBrowser, type AxeViolation, signIn } from '../harness/browser.js';
+import {
+  ARTIFACTS,
+  PHONE,
+  axeAudit,
+  launchBrowser,
+  noBrowser,
+  type AxeViolation,
+  signIn,
+  collectProblems,
+} from '../harness/browser.js';
 
 // Coding agents' tool calls in the device app, in a real browser (headless Chromium) on a phone-sized screen: real
 // hook calls (POST /hooks/claude-code and /hooks/codex, held until the holder answers) against a real stack, and
@@ -148,8 +157,7 @@ describe.skipIf(noBrowser)(
       ({ browser, close: closeBrowser } = await launchBrowser());
       page = await browser.newPage();
       await page.setViewport(PHONE);
-      page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-      page.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(page, problems);
       page.on('request', (r) => {
         const decided = /\/actions\/([^/]+)\/(approve|deny)$/.exec(new URL(r.url()).pathname);
         if (decided && r.method() === 'POST')

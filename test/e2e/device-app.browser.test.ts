@@ -16,6 +16,7 @@ import {
   noBrowser,
   screenshot,
   type AxeViolation,
+  collectProblems,
 } from '../harness/browser.js';
 import { pushMessageOf } from '../../services/notifier/domain/push-messages.js';
 
@@ -76,8 +77,7 @@ describe.skipIf(noBrowser)(
       ({ browser, close: closeBrowser } = await launchBrowser());
       page = await browser.newPage();
       await page.setViewport(PHONE);
-      page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-      page.on('pageerror', (e) => void problems.push(String(e)));
+      collectProblems(page, problems);
       cdp = await page.createCDPSession();
       await cdp.send('WebAuthn.enable', { enableUI: false });
       ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {

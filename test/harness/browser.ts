@@ -93,6 +93,16 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
+/**
+ * Collects what goes wrong in a page into `problems`: its uncaught errors, and its console errors unless
+ * `consoleErrors` is false (a page that logs refused requests on purpose). A test ends by expecting it empty.
+ */
+export function collectProblems(page: Page, problems: string[], options: { consoleErrors?: boolean } = {}): void {
+  if (options.consoleErrors !== false)
+    page.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
+  page.on('pageerror', (e) => void problems.push(String(e)));
+}
+
 export const PHONE = { width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 export const DESKTOP = { width: 1280, height: 860, deviceScaleFactor: 1 };
 
