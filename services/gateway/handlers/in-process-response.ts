@@ -5,14 +5,6 @@ class AnswerHeaders {
   get(name: string): string | null {
     return this.values[name.toLowerCase()] ?? null;
   }
-
-  has(name: string): boolean {
-    return name.toLowerCase() in this.values;
-  }
-
-  forEach(each: (value: string, name: string) => void): void {
-    for (const [name, value] of Object.entries(this.values)) each(value, name);
-  }
 }
 
 /**
